@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * File data: reads and writes through an inode's page map and the page
+ * pool, and the range operations (truncate, hole punch, allocate, seek,
+ * copy).  Every function expects the inode's lock: read for data_read and
+ * data_seek, write for the rest.
+ */
+#ifndef TIERFS_DATA_H
+#define TIERFS_DATA_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+struct fuse_bufvec;
+struct inode;
+struct pagepool;
+
+/* The memory all files share: pool plus the count size= limits. */
+struct data_space {
+	struct pagepool *pool;
+	uint64_t max_pages;			/* 0 = unlimited */
+	atomic_uint_fast64_t nr_pages;		/* present pages of all files */
+	atomic_uint_fast64_t nr_filled;		/* of which same-filled */
+};
+
+/* Most pages one read can return: 1 MiB, plus one for misalignment. */
+#define DATA_MAX_READ_PAGES 257
+
+/*
+ * Write the bytes of src at off.  Returns bytes written (short when space
+ * ran out part way), or -ENOSPC / -ENOMEM / -EFBIG when nothing was.
+ * Extends the size; does not touch times.
+ */
+ssize_t data_write(struct data_space *ds, struct inode *inode, struct fuse_bufvec *src,
+		   uint64_t off);
+
+/* data_write from memory. */
+ssize_t data_write_mem(struct data_space *ds, struct inode *inode, const void *buf, size_t len,
+		       uint64_t off);
+
+/*
+ * Describe up to len bytes at off (clamped to the size) as iovecs pointing
+ * into the pool, a shared zero page or a per-thread scratch page, valid
+ * until the lock is dropped or the thread reads again.  iov must hold
+ * DATA_MAX_READ_PAGES; len at most 1 MiB.  Returns the number of iovecs.
+ */
+int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, size_t len,
+	      struct iovec *iov);
+
+/* Copy up to len bytes at off into buf.  Returns bytes copied. */
+size_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t off, void *buf,
+		     size_t len);
+
+/* Set the size, freeing pages past it and zeroing the tail of the last. */
+int data_truncate(struct data_space *ds, struct inode *inode, uint64_t size);
+
+/* Make [off, off+len) read as zeros, freeing whole pages. */
+int data_punch(struct data_space *ds, struct inode *inode, uint64_t off, uint64_t len);
+
+/*
+ * Back every hole in [off, off+len) with a zero-filled page entry, counted
+ * against size= but using no memory.  All or nothing: -ENOSPC changes
+ * nothing.  Does not change the size.
+ */
+int data_allocate(struct data_space *ds, struct inode *inode, uint64_t off, uint64_t len);
+
+/* SEEK_DATA / SEEK_HOLE from off.  Returns the offset or -ENXIO. */
+int64_t data_seek(const struct inode *inode, uint64_t off, int whence);
+
+/*
+ * Copy len bytes from src at src_off to dst at dst_off (dst != src, or
+ * ranges that do not overlap).  Returns bytes copied or -errno.
+ */
+ssize_t data_copy(struct data_space *ds, struct inode *dst, uint64_t dst_off,
+		  const struct inode *src, uint64_t src_off, uint64_t len);
+
+/* Free every page of the inode. */
+void data_release(struct data_space *ds, struct inode *inode);
+
+#endif

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A mounted tierfs: its options, namespace and data space, and the FUSE
+ * low-level operations that serve it.
+ */
+#ifndef TIERFS_FS_H
+#define TIERFS_FS_H
+
+#define FUSE_USE_VERSION 314
+#include <fuse_lowlevel.h>
+#include <stdatomic.h>
+
+#include "tierfs/data.h"
+#include "tierfs/ns.h"
+#include "tierfs/options.h"
+
+/* Request counters; relaxed atomics, for the stats only. */
+struct fs_counters {
+	atomic_uint_fast64_t nr_reads, nr_writes;
+	atomic_uint_fast64_t bytes_read, bytes_written;
+	atomic_uint_fast64_t nr_enospc;		/* requests refused for size= or nr_inodes= */
+};
+
+struct tierfs {
+	struct tierfs_options opts;
+	struct ns ns;
+	struct data_space data;
+	struct fs_counters counters;
+	double timeout;			/* attr and entry cache, seconds */
+};
+
+/*
+ * Set up the namespace and the data space for opts.  Returns 0 or -errno.
+ */
+int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t ram);
+
+/* Start the background threads: after daemonizing.  Returns 0 or -errno. */
+int tierfs_start(struct tierfs *fs);
+
+/* Free everything, open-unlinked files included. */
+void tierfs_destroy(struct tierfs *fs);
+
+/* The operations; userdata is the struct tierfs. */
+extern const struct fuse_lowlevel_ops tierfs_ops;
+
+#endif

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Command line and mount options.  Everything is validated here, before
+ * anything is mounted, and a bad option is reported by name.
+ */
+#ifndef TIERFS_OPTIONS_H
+#define TIERFS_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum cache_mode {
+	CACHE_AUTO,	/* kernel page cache, except O_DIRECT opens */
+	CACHE_ALWAYS,	/* kernel page cache for every open */
+	CACHE_NEVER,	/* direct I/O: every read and write reaches tierfs */
+};
+
+struct tierfs_options {
+	uint64_t size;			/* bytes of file data; 0 = unlimited */
+	uint64_t nr_inodes;		/* 0 = unlimited */
+	mode_t mode;			/* of the root directory */
+	uid_t uid;
+	gid_t gid;
+	enum cache_mode cache;
+	bool foreground;
+	bool debug;
+	bool allow_other;
+	bool single_thread;		/* serve requests on one thread */
+	const char *source;		/* "tierfs" unless mount(8) names one */
+	const char *mountpoint;
+	char kernel_opts[1024];		/* comma list handed to libfuse/mount(2) */
+};
+
+/*
+ * Parse a size: a number with an optional k/m/g/t/p/e suffix (powers of
+ * 1024), or N% of whole.  Returns 0 or -EINVAL (also for overflow).
+ */
+int options_parse_size(const char *s, uint64_t whole, uint64_t *out);
+
+/*
+ * Fill o from argv.  ram is the machine's memory in bytes (the base of the
+ * defaults and of %).  Returns 0, 1 when --help/--version was handled and
+ * the caller should exit 0, or -EINVAL with a message in err naming the
+ * offending option.
+ */
+int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o, char *err,
+		  size_t err_len);
+
+extern const char options_usage[];
+
+#endif

@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Control channel: an abstract Unix socket per mount, served by one thread.
+ * Replies are built in memory first, so a slow or vanished client never
+ * holds a lock of the filesystem.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "tierfs/ctl.h"
+#include "tierfs/fs.h"
+#include "tierfs/pagepool.h"
+
+struct ctl_server {
+	struct tierfs *fs;
+	int fd;
+	pthread_t thread;
+	atomic_bool stop;
+};
+
+static socklen_t ctl_address(dev_t dev, struct sockaddr_un *sun)
+{
+	int len;
+
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	/* Abstract: a leading NUL, no file to clean up after a crash. */
+	len = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1, "tierfs/%u:%u", major(dev),
+		       minor(dev));
+	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
+}
+
+enum stat_unit { UNIT_COUNT, UNIT_BYTES };
+
+struct stat_item {
+	const char *group;	/* NULL at top level */
+	const char *key;
+	uint64_t value;
+	enum stat_unit unit;
+};
+
+#define NR_STAT_ITEMS 20
+
+static int collect_stats(struct tierfs *fs, struct stat_item *it)
+{
+	struct pagepool_stats ps;
+	struct fs_counters *c = &fs->counters;
+	int n = 0;
+
+	pagepool_get_stats(fs->data.pool, &ps);
+#define ITEM(g, k, v, u) (it[n++] = (struct stat_item){ g, k, v, u })
+	ITEM(NULL, "size_bytes", fs->data.max_pages * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "data_bytes", atomic_load(&fs->data.nr_pages) * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "resident_bytes", ps.nr_in_use * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "same_filled_pages", atomic_load(&fs->data.nr_filled), UNIT_COUNT);
+	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_COUNT);
+	ITEM(NULL, "max_inodes", fs->ns.max_inodes, UNIT_COUNT);
+	ITEM("pool", "reserved_bytes", ps.nr_pages_max * PAGE_SIZE, UNIT_BYTES);
+	ITEM("pool", "backed_bytes", ps.nr_backed * PAGE_SIZE, UNIT_BYTES);
+	ITEM("pool", "ready_bytes", ps.nr_ready * PAGE_SIZE, UNIT_BYTES);
+	ITEM("pool", "slow_allocs", ps.nr_slow_allocs, UNIT_COUNT);
+	ITEM("pool", "trimmed_pages", ps.nr_trimmed, UNIT_COUNT);
+	ITEM("pool", "alloc_failures", ps.nr_alloc_failures, UNIT_COUNT);
+	ITEM("requests", "reads", atomic_load(&c->nr_reads), UNIT_COUNT);
+	ITEM("requests", "writes", atomic_load(&c->nr_writes), UNIT_COUNT);
+	ITEM("requests", "bytes_read", atomic_load(&c->bytes_read), UNIT_BYTES);
+	ITEM("requests", "bytes_written", atomic_load(&c->bytes_written), UNIT_BYTES);
+	ITEM("requests", "enospc", atomic_load(&c->nr_enospc), UNIT_COUNT);
+#undef ITEM
+	return n;
+}
+
+/* Append to buf at *len, never past size; a full buffer truncates quietly. */
+static void put(char *buf, size_t size, size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void put(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, size - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len += (size_t)n < size - *len ? (size_t)n : size - *len - 1;
+}
+
+static void format_bytes(uint64_t v, char *out, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double d = (double)v;
+	unsigned int u = 0;
+
+	while (d >= 1024 && u < 5)
+		d /= 1024, u++;
+	if (u)
+		snprintf(out, size, "%.1f %s", d, units[u]);
+	else
+		snprintf(out, size, "%" PRIu64 " B", v);
+}
+
+static void render(const struct stat_item *it, int n, bool is_json, char *buf, size_t size,
+		   size_t *len)
+{
+	const char *group = NULL;
+
+	if (is_json)
+		put(buf, size, len, "{");
+	for (int i = 0; i < n; i++) {
+		bool opens = it[i].group && (!group || strcmp(group, it[i].group));
+		bool closes = group && (!it[i].group || opens);
+
+		if (is_json) {
+			if (closes)
+				put(buf, size, len, "}");
+			put(buf, size, len, "%s", i ? "," : "");
+			if (opens)
+				put(buf, size, len, "\"%s\":{", it[i].group);
+			put(buf, size, len, "\"%s\":%" PRIu64, it[i].key, it[i].value);
+		} else {
+			char human[32];
+
+			if (opens)
+				put(buf, size, len, "%s:\n", it[i].group);
+			if (it[i].unit == UNIT_BYTES) {
+				format_bytes(it[i].value, human, sizeof(human));
+				put(buf, size, len, "%s%-20s %s\n", it[i].group ? "  " : "",
+				    it[i].key, human);
+			} else {
+				put(buf, size, len, "%s%-20s %" PRIu64 "\n",
+				    it[i].group ? "  " : "", it[i].key, it[i].value);
+			}
+		}
+		group = it[i].group;
+	}
+	if (is_json)
+		put(buf, size, len, "%s}\n", group ? "}" : "");
+}
+
+int ctl_handle(struct tierfs *fs, const char *request, char *buf, size_t size)
+{
+	struct stat_item items[NR_STAT_ITEMS];
+	size_t len = 0;
+	int n;
+
+	if (!strcmp(request, "stats") || !strcmp(request, "stats json")) {
+		n = collect_stats(fs, items);
+		put(buf, size, &len, "ok\n");
+		render(items, n, !strcmp(request, "stats json"), buf, size, &len);
+		return 0;
+	}
+	snprintf(buf, size, "error: unknown request '%.64s'\n", request);
+	return -EINVAL;
+}
+
+static void serve_one(struct ctl_server *srv, int fd)
+{
+	struct timeval tv = { .tv_sec = 2 };
+	char req[CTL_REQUEST_MAX + 1];
+	char *reply = malloc(CTL_REPLY_MAX);
+	size_t len = 0;
+	ssize_t n;
+
+	if (!reply)
+		return;
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	while (len < CTL_REQUEST_MAX && !memchr(req, '\n', len)) {
+		n = read(fd, req + len, CTL_REQUEST_MAX - len);
+		if (n <= 0)
+			break;
+		len += (size_t)n;
+	}
+	req[len] = '\0';
+	if (!memchr(req, '\n', len)) {
+		snprintf(reply, CTL_REPLY_MAX, "error: request too long or incomplete\n");
+	} else {
+		*strchr(req, '\n') = '\0';
+		ctl_handle(srv->fs, req, reply, CTL_REPLY_MAX);
+	}
+	for (size_t off = 0, total = strlen(reply); off < total; off += (size_t)n) {
+		n = write(fd, reply + off, total - off);
+		if (n <= 0)
+			break;
+	}
+	free(reply);
+}
+
+static void *serve(void *arg)
+{
+	struct ctl_server *srv = arg;
+
+	while (!atomic_load(&srv->stop)) {
+		int fd = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			break; /* shut down */
+		}
+		serve_one(srv, fd);
+		close(fd);
+	}
+	return NULL;
+}
+
+int ctl_server_start(struct tierfs *fs, dev_t dev, struct ctl_server **out)
+{
+	struct ctl_server *srv = calloc(1, sizeof(*srv));
+	struct sockaddr_un sun;
+	socklen_t sun_len = ctl_address(dev, &sun);
+	int err;
+
+	if (!srv)
+		return -ENOMEM;
+	srv->fs = fs;
+	srv->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (srv->fd < 0) {
+		err = -errno;
+		goto free_srv;
+	}
+	if (bind(srv->fd, (struct sockaddr *)&sun, sun_len) || listen(srv->fd, 16)) {
+		err = -errno;
+		goto close_fd;
+	}
+	err = -pthread_create(&srv->thread, NULL, serve, srv);
+	if (err)
+		goto close_fd;
+	*out = srv;
+	return 0;
+
+close_fd:
+	close(srv->fd);
+free_srv:
+	free(srv);
+	return err;
+}
+
+void ctl_server_stop(struct ctl_server *srv)
+{
+	atomic_store(&srv->stop, true);
+	shutdown(srv->fd, SHUT_RDWR);
+	pthread_join(srv->thread, NULL);
+	close(srv->fd);
+	free(srv);
+}
+
+int ctl_request(const char *path, const char *request, char *buf, size_t size)
+{
+	struct sockaddr_un sun;
+	socklen_t sun_len;
+	struct stat st;
+	size_t len = 0;
+	ssize_t n;
+	int fd, err = 0;
+
+	if (stat(path, &st))
+		return -errno;
+	sun_len = ctl_address(st.st_dev, &sun);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sun, sun_len)) {
+		err = errno == ECONNREFUSED || errno == ENOENT ? -ENOTCONN : -errno;
+		goto close_fd;
+	}
+	if (dprintf(fd, "%s\n", request) < 0) {
+		err = -errno;
+		goto close_fd;
+	}
+	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	if (!strncmp(buf, "ok\n", 3)) {
+		memmove(buf, buf + 3, len - 2);
+	} else {
+		char *nl = strchr(buf, '\n');
+
+		if (nl)
+			*nl = '\0';
+		if (!strncmp(buf, "error: ", 7))
+			memmove(buf, buf + 7, strlen(buf + 7) + 1);
+		err = -EPROTO;
+	}
+close_fd:
+	close(fd);
+	return err;
+}
+
+/* Undo mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] && s[3]) {
+			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+int ctl_mount_dev(const char *mountpoint, dev_t *dev)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192], where[4096];
+	unsigned int maj, min;
+	bool found = false;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, where) != 3)
+			continue;
+		unescape(where);
+		if (!strcmp(where, mountpoint) && strstr(line, " - fuse")) {
+			*dev = makedev(maj, min); /* the last one is on top */
+			found = true;
+		}
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}

@@ -1,0 +1,366 @@
+// SPDX-License-Identifier: MIT
+/*
+ * File data over the page map.  A written page is resident in the pool; a
+ * hole or a same-filled page uses no pool memory and is materialised only
+ * when written.  size= counts every present page, wherever it lives.
+ */
+#define FUSE_USE_VERSION 314
+#include <errno.h>
+#include <fuse_lowlevel.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tierfs/data.h"
+#include "tierfs/ns.h"
+#include "tierfs/pagepool.h"
+
+static const char zero_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
+
+/* Same-filled pages handed to the kernel by data_read, one page each. */
+static __thread char *scratch;
+
+static int charge(struct data_space *ds, uint64_t nr)
+{
+	uint64_t before = atomic_fetch_add(&ds->nr_pages, nr);
+
+	if (ds->max_pages && before + nr > ds->max_pages) {
+		atomic_fetch_sub(&ds->nr_pages, nr);
+		return -ENOSPC;
+	}
+	return 0;
+}
+
+static void fill_page(void *page, uint32_t fill)
+{
+	uint32_t *w = page;
+
+	if (!fill) {
+		memset(page, 0, PAGE_SIZE);
+		return;
+	}
+	for (size_t i = 0; i < PAGE_SIZE / sizeof(*w); i++)
+		w[i] = fill;
+}
+
+static void release_entry(void *ctx, uint64_t index, uint64_t entry)
+{
+	struct data_space *ds = ctx;
+
+	(void)index;
+	switch (pagemap_kind(entry)) {
+	case PAGEMAP_KIND_RESIDENT:
+		pagepool_free_page(ds->pool, pagemap_pfn(entry));
+		break;
+	case PAGEMAP_KIND_FILLED:
+		atomic_fetch_sub(&ds->nr_filled, 1);
+		break;
+	default:
+		break;
+	}
+	atomic_fetch_sub(&ds->nr_pages, 1);
+}
+
+/*
+ * The memory of page index, made resident.  A new page is zeroed unless
+ * the caller overwrites all of it (is_whole).  Returns NULL with *err set.
+ */
+static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t index,
+			    bool is_whole, int *err)
+{
+	uint64_t entry = pagemap_get(&inode->pages, index);
+	int64_t pfn, ret;
+	char *page;
+
+	if (pagemap_kind(entry) == PAGEMAP_KIND_RESIDENT)
+		return pagepool_addr(ds->pool, pagemap_pfn(entry));
+	if (entry == PAGEMAP_HOLE) {
+		*err = charge(ds, 1);
+		if (*err)
+			return NULL;
+	}
+	pfn = pagepool_alloc(ds->pool);
+	if (pfn < 0) {
+		*err = (int)pfn;
+		goto uncharge;
+	}
+	page = pagepool_addr(ds->pool, (uint32_t)pfn);
+	ret = pagemap_set(&inode->pages, index, pagemap_mk_resident((uint32_t)pfn));
+	if (ret < 0) {
+		*err = (int)ret;
+		goto free_page;
+	}
+	if (pagemap_kind(entry) == PAGEMAP_KIND_FILLED) {
+		atomic_fetch_sub(&ds->nr_filled, 1);
+		fill_page(page, pagemap_fill(entry));
+	} else if (!is_whole) {
+		memset(page, 0, PAGE_SIZE);
+	}
+	return page;
+
+free_page:
+	pagepool_free_page(ds->pool, (uint32_t)pfn);
+uncharge:
+	if (entry == PAGEMAP_HOLE)
+		atomic_fetch_sub(&ds->nr_pages, 1);
+	return NULL;
+}
+
+ssize_t data_write(struct data_space *ds, struct inode *inode, struct fuse_bufvec *src,
+		   uint64_t off)
+{
+	size_t len = fuse_buf_size(src), done = 0;
+	int err = 0;
+
+	if (off + len < off || (len && ((off + len - 1) >> PAGE_SHIFT) > PAGEMAP_MAX_INDEX))
+		return -EFBIG;
+	while (done < len) {
+		uint64_t pos = off + done;
+		size_t in_page = pos & (PAGE_SIZE - 1);
+		size_t n = PAGE_SIZE - in_page < len - done ? PAGE_SIZE - in_page : len - done;
+		struct fuse_bufvec dst = FUSE_BUFVEC_INIT(n);
+		char *page = page_for_write(ds, inode, pos >> PAGE_SHIFT, n == PAGE_SIZE, &err);
+		ssize_t copied;
+
+		if (!page)
+			break;
+		dst.buf[0].mem = page + in_page;
+		copied = fuse_buf_copy(&dst, src, 0);
+		if (copied <= 0) {
+			err = copied ? (int)copied : -EIO;
+			break;
+		}
+		done += (size_t)copied;
+		if ((size_t)copied < n)
+			break;
+	}
+	if (done && off + done > inode->size)
+		inode->size = off + done;
+	return done ? (ssize_t)done : err;
+}
+
+ssize_t data_write_mem(struct data_space *ds, struct inode *inode, const void *buf, size_t len,
+		       uint64_t off)
+{
+	struct fuse_bufvec src = FUSE_BUFVEC_INIT(len);
+
+	src.buf[0].mem = (void *)buf;
+	return data_write(ds, inode, &src, off);
+}
+
+/* Where the bytes of one present-or-not page can be read from. */
+static const char *page_for_read(struct data_space *ds, uint64_t entry, unsigned int *nr_scratch)
+{
+	char *page;
+
+	switch (pagemap_kind(entry)) {
+	case PAGEMAP_KIND_RESIDENT:
+		return pagepool_addr(ds->pool, pagemap_pfn(entry));
+	case PAGEMAP_KIND_FILLED:
+		if (!pagemap_fill(entry))
+			return zero_page;
+		if (!scratch) {
+			scratch = aligned_alloc(PAGE_SIZE, DATA_MAX_READ_PAGES * PAGE_SIZE);
+			if (!scratch)
+				abort(); /* a thread that cannot get 1 MiB cannot serve */
+		}
+		page = scratch + (size_t)(*nr_scratch)++ * PAGE_SIZE;
+		fill_page(page, pagemap_fill(entry));
+		return page;
+	default:
+		return zero_page;
+	}
+}
+
+int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, size_t len,
+	      struct iovec *iov)
+{
+	unsigned int nr_scratch = 0;
+	int nr = 0;
+
+	if (off >= inode->size)
+		return 0;
+	if (len > inode->size - off)
+		len = inode->size - off;
+	while (len) {
+		size_t in_page = off & (PAGE_SIZE - 1);
+		size_t n = PAGE_SIZE - in_page < len ? PAGE_SIZE - in_page : len;
+		uint64_t entry = pagemap_get(&inode->pages, off >> PAGE_SHIFT);
+
+		iov[nr].iov_base = (char *)page_for_read(ds, entry, &nr_scratch) + in_page;
+		iov[nr].iov_len = n;
+		nr++;
+		off += n;
+		len -= n;
+	}
+	return nr;
+}
+
+size_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t off, void *buf,
+		     size_t len)
+{
+	size_t done = 0;
+
+	if (off >= inode->size)
+		return 0;
+	if (len > inode->size - off)
+		len = inode->size - off;
+	while (done < len) {
+		uint64_t pos = off + done;
+		size_t in_page = pos & (PAGE_SIZE - 1);
+		size_t n = PAGE_SIZE - in_page < len - done ? PAGE_SIZE - in_page : len - done;
+		uint64_t entry = pagemap_get(&inode->pages, pos >> PAGE_SHIFT);
+		unsigned int nr_scratch = 0;
+
+		memcpy((char *)buf + done, page_for_read(ds, entry, &nr_scratch) + in_page, n);
+		done += n;
+	}
+	return done;
+}
+
+/* Zero bytes [start, end) of page index, if it holds anything but zeros. */
+static int zero_in_page(struct data_space *ds, struct inode *inode, uint64_t index, size_t start,
+			size_t end)
+{
+	uint64_t entry = pagemap_get(&inode->pages, index);
+	char *page;
+	int err = 0;
+
+	if (entry == PAGEMAP_HOLE ||
+	    (pagemap_kind(entry) == PAGEMAP_KIND_FILLED && !pagemap_fill(entry)))
+		return 0;
+	page = page_for_write(ds, inode, index, false, &err);
+	if (!page)
+		return err;
+	memset(page + start, 0, end - start);
+	return 0;
+}
+
+int data_truncate(struct data_space *ds, struct inode *inode, uint64_t size)
+{
+	if (size < inode->size) {
+		size_t tail = size & (PAGE_SIZE - 1);
+		uint64_t first_gone = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+		int err;
+
+		if (tail) {
+			err = zero_in_page(ds, inode, size >> PAGE_SHIFT, tail, PAGE_SIZE);
+			if (err)
+				return err;
+		}
+		pagemap_erase_range(&inode->pages, first_gone, UINT64_MAX, release_entry, ds);
+	}
+	inode->size = size;
+	return 0;
+}
+
+int data_punch(struct data_space *ds, struct inode *inode, uint64_t off, uint64_t len)
+{
+	uint64_t end = off + len < off ? UINT64_MAX : off + len;
+	uint64_t first = (off + PAGE_SIZE - 1) >> PAGE_SHIFT, last = end >> PAGE_SHIFT;
+	int err;
+
+	if (!len)
+		return 0;
+	if ((off >> PAGE_SHIFT) == ((end - 1) >> PAGE_SHIFT) && (off & (PAGE_SIZE - 1) || end & (PAGE_SIZE - 1)))
+		return zero_in_page(ds, inode, off >> PAGE_SHIFT, off & (PAGE_SIZE - 1),
+				    ((end - 1) & (PAGE_SIZE - 1)) + 1);
+	if (off & (PAGE_SIZE - 1)) {
+		err = zero_in_page(ds, inode, off >> PAGE_SHIFT, off & (PAGE_SIZE - 1), PAGE_SIZE);
+		if (err)
+			return err;
+	}
+	if (end & (PAGE_SIZE - 1)) {
+		err = zero_in_page(ds, inode, end >> PAGE_SHIFT, 0, end & (PAGE_SIZE - 1));
+		if (err)
+			return err;
+	}
+	if (first < last)
+		pagemap_erase_range(&inode->pages, first, last - 1, release_entry, ds);
+	return 0;
+}
+
+int data_allocate(struct data_space *ds, struct inode *inode, uint64_t off, uint64_t len)
+{
+	uint64_t first = off >> PAGE_SHIFT, last, index, entry, nr_present = 0, nr_holes;
+	int err;
+
+	if (!len)
+		return 0;
+	if (off + len < off || ((off + len - 1) >> PAGE_SHIFT) > PAGEMAP_MAX_INDEX)
+		return -EFBIG;
+	last = (off + len - 1) >> PAGE_SHIFT;
+	for (index = first; pagemap_next(&inode->pages, &index, last, &entry); index++)
+		nr_present++;
+	nr_holes = last - first + 1 - nr_present;
+	err = charge(ds, nr_holes);
+	if (err)
+		return err;
+	for (index = first; index <= last; index++) {
+		int64_t ret;
+
+		if (pagemap_get(&inode->pages, index) != PAGEMAP_HOLE)
+			continue;
+		ret = pagemap_set(&inode->pages, index, pagemap_mk_filled(0));
+		if (ret < 0) {
+			/* Out of node memory: give back what was not placed. */
+			atomic_fetch_sub(&ds->nr_pages, nr_holes);
+			return (int)ret;
+		}
+		atomic_fetch_add(&ds->nr_filled, 1);
+		nr_holes--;
+	}
+	return 0;
+}
+
+int64_t data_seek(const struct inode *inode, uint64_t off, int whence)
+{
+	uint64_t index = off >> PAGE_SHIFT, entry, pos;
+
+	if (off >= inode->size)
+		return -ENXIO;
+	if (whence == SEEK_DATA) {
+		if (!pagemap_next(&inode->pages, &index, UINT64_MAX, &entry))
+			return -ENXIO;
+		pos = index << PAGE_SHIFT;
+		if (pos < off)
+			pos = off;
+		return pos >= inode->size ? -ENXIO : (int64_t)pos;
+	}
+	pos = pagemap_next_hole(&inode->pages, index) << PAGE_SHIFT;
+	if (pos < off)
+		pos = off;
+	return (int64_t)(pos < inode->size ? pos : inode->size);
+}
+
+ssize_t data_copy(struct data_space *ds, struct inode *dst, uint64_t dst_off,
+		  const struct inode *src, uint64_t src_off, uint64_t len)
+{
+	enum { CHUNK = 64 * 1024 };
+	char *buf = malloc(CHUNK);
+	uint64_t done = 0;
+	ssize_t ret = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	while (done < len) {
+		size_t want = len - done < CHUNK ? (size_t)(len - done) : CHUNK;
+		size_t got = data_read_mem(ds, src, src_off + done, buf, want);
+
+		if (!got)
+			break;
+		ret = data_write_mem(ds, dst, buf, got, dst_off + done);
+		if (ret < 0)
+			break;
+		done += (uint64_t)ret;
+		if ((size_t)ret < got)
+			break;
+	}
+	free(buf);
+	return done ? (ssize_t)done : ret;
+}
+
+void data_release(struct data_space *ds, struct inode *inode)
+{
+	pagemap_erase_range(&inode->pages, 0, UINT64_MAX, release_entry, ds);
+}

@@ -1,0 +1,1288 @@
+// SPDX-License-Identifier: MIT
+/*
+ * FUSE low-level operations: the tmpfs semantics.  The kernel checks
+ * permissions (default_permissions) and enforces ACLs; tierfs does what the
+ * kernel leaves to a filesystem: ownership and default ACL inheritance on
+ * create, the chattr flags, name limits, and the data itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "tierfs/fs.h"
+#include "tierfs/pagepool.h"
+
+/* tmpfs reports a directory's size as 20 bytes an entry, "." and ".." included. */
+#define BOGO_DIRENT_SIZE 20
+
+#define FLAGS_SUPPORTED (FS_IMMUTABLE_FL | FS_APPEND_FL | FS_NODUMP_FL | FS_NOATIME_FL)
+
+static struct tierfs *fs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+static struct inode *inode_of(struct tierfs *fs, fuse_ino_t ino)
+{
+	return ino == FUSE_ROOT_ID ? fs->ns.root : (struct inode *)(uintptr_t)ino;
+}
+
+static fuse_ino_t nodeid_of(struct tierfs *fs, struct inode *inode)
+{
+	return inode == fs->ns.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)inode;
+}
+
+static void now(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+}
+
+static bool is_pinned(const struct inode *inode)
+{
+	return inode->flags & (FS_IMMUTABLE_FL | FS_APPEND_FL);
+}
+
+/* Caller holds inode->lock. */
+static void fill_stat(const struct inode *inode, struct stat *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->st_ino = inode->ino;
+	st->st_mode = inode->mode;
+	st->st_nlink = inode->nlink;
+	st->st_uid = inode->uid;
+	st->st_gid = inode->gid;
+	st->st_rdev = inode->rdev;
+	st->st_size = (off_t)inode->size;
+	st->st_blksize = PAGE_SIZE;
+	if (S_ISREG(inode->mode))
+		st->st_blocks = (blkcnt_t)(inode->pages.nr_entries * (PAGE_SIZE / 512));
+	st->st_atim = inode->atime;
+	st->st_mtim = inode->mtime;
+	st->st_ctim = inode->ctime;
+}
+
+/* Fill an entry reply and take the lookup reference the kernel will hold. */
+static void make_entry(struct tierfs *fs, struct inode *inode, struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof(*e));
+	atomic_fetch_add(&inode->nlookup, 1);
+	e->ino = nodeid_of(fs, inode);
+	e->attr_timeout = fs->timeout;
+	e->entry_timeout = fs->timeout;
+	pthread_rwlock_rdlock(&inode->lock);
+	fill_stat(inode, &e->attr);
+	pthread_rwlock_unlock(&inode->lock);
+}
+
+static void release_inode(void *ctx, struct inode *inode)
+{
+	struct data_space *ds = ctx;
+
+	if (S_ISREG(inode->mode))
+		data_release(ds, inode);
+}
+
+/* Free an inode nobody can reach any more.  ns->lock held for writing. */
+static void drop_if_unused(struct tierfs *fs, struct inode *inode)
+{
+	if (inode->nlink || atomic_load(&inode->nlookup) || inode == fs->ns.root)
+		return;
+	release_inode(&fs->data, inode);
+	ns_inode_free(&fs->ns, inode);
+}
+
+static void touch(struct inode *inode, bool mtime, bool ctime)
+{
+	struct timespec ts;
+
+	now(&ts);
+	pthread_rwlock_wrlock(&inode->lock);
+	if (mtime)
+		inode->mtime = ts;
+	if (ctime)
+		inode->ctime = ts;
+	pthread_rwlock_unlock(&inode->lock);
+}
+
+/* Change a link count or a directory size; ns->lock held for writing. */
+static void add_nlink(struct inode *inode, int delta)
+{
+	pthread_rwlock_wrlock(&inode->lock);
+	inode->nlink += delta;
+	pthread_rwlock_unlock(&inode->lock);
+}
+
+static void add_dir_size(struct inode *dir, int nr_entries)
+{
+	pthread_rwlock_wrlock(&dir->lock);
+	dir->size += (int64_t)nr_entries * BOGO_DIRENT_SIZE;
+	pthread_rwlock_unlock(&dir->lock);
+}
+
+static int check_name(const char *name)
+{
+	return strlen(name) > NS_NAME_MAX ? -ENAMETOOLONG : 0;
+}
+
+static void op_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct tierfs *fs = userdata;
+	unsigned int want = FUSE_CAP_DONT_MASK | FUSE_CAP_POSIX_ACL | FUSE_CAP_IOCTL_DIR |
+			    FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS |
+			    FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_ASYNC_DIO |
+			    FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+
+	/*
+	 * Only cache=always buffers writes in the kernel: with a writeback
+	 * cache ENOSPC would surface at close or fsync, not at write(2).
+	 */
+	if (fs->opts.cache == CACHE_ALWAYS)
+		want |= FUSE_CAP_WRITEBACK_CACHE;
+	conn->want |= want & conn->capable;
+	/*
+	 * Locks stay in the kernel (local, as on tmpfs); the kernel clears
+	 * SUID/SGID itself; tierfs is the only writer, so the kernel need
+	 * not re-validate cached data against our mtimes.
+	 */
+	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_HANDLE_KILLPRIV |
+			FUSE_CAP_AUTO_INVAL_DATA);
+	conn->max_write = 1 << 20;
+	conn->max_readahead = 1 << 20;
+	conn->time_gran = 1;
+}
+
+static void op_destroy(void *userdata)
+{
+	(void)userdata;
+}
+
+static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct tierfs *fs = fs_of(req);
+	struct fuse_entry_param e;
+	struct dentry *d;
+
+	if (check_name(name)) {
+		fuse_reply_err(req, ENAMETOOLONG);
+		return;
+	}
+	pthread_rwlock_rdlock(&fs->ns.lock);
+	d = dir_lookup(inode_of(fs, parent), name, strlen(name));
+	if (d) {
+		make_entry(fs, d->inode, &e);
+	} else {
+		memset(&e, 0, sizeof(e));
+		e.entry_timeout = fs->timeout; /* a cached negative entry */
+	}
+	pthread_rwlock_unlock(&fs->ns.lock);
+	fuse_reply_entry(req, &e);
+}
+
+static void forget_one(struct tierfs *fs, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct inode *inode = inode_of(fs, ino);
+
+	atomic_fetch_sub(&inode->nlookup, nlookup);
+	drop_if_unused(fs, inode);
+}
+
+static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	struct tierfs *fs = fs_of(req);
+
+	pthread_rwlock_wrlock(&fs->ns.lock);
+	forget_one(fs, ino, nlookup);
+	pthread_rwlock_unlock(&fs->ns.lock);
+	fuse_reply_none(req);
+}
+
+static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+	struct tierfs *fs = fs_of(req);
+
+	pthread_rwlock_wrlock(&fs->ns.lock);
+	for (size_t i = 0; i < count; i++)
+		forget_one(fs, forgets[i].ino, forgets[i].nlookup);
+	pthread_rwlock_unlock(&fs->ns.lock);
+	fuse_reply_none(req);
+}
+
+static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = inode_of(fs, ino);
+	struct stat st;
+
+	(void)fi;
+	pthread_rwlock_rdlock(&inode->lock);
+	fill_stat(inode, &st);
+	pthread_rwlock_unlock(&inode->lock);
+	fuse_reply_attr(req, &st, fs->timeout);
+}
+
+static int setattr_locked(struct tierfs *fs, struct inode *inode, struct stat *attr, int to_set)
+{
+	struct timespec ts;
+	int err;
+
+	now(&ts);
+	if ((inode->flags & FS_IMMUTABLE_FL) &&
+	    (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
+		       FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW)))
+		return -EPERM;
+	if ((inode->flags & FS_APPEND_FL) &&
+	    (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
+		       FUSE_SET_ATTR_SIZE)))
+		return -EPERM;
+	if (to_set & FUSE_SET_ATTR_SIZE) {
+		if (!S_ISREG(inode->mode))
+			return S_ISDIR(inode->mode) ? -EISDIR : -EINVAL;
+		if ((uint64_t)attr->st_size != inode->size) {
+			err = data_truncate(&fs->data, inode, (uint64_t)attr->st_size);
+			if (err)
+				return err;
+			inode->mtime = ts;
+		}
+	}
+	if (to_set & FUSE_SET_ATTR_MODE) {
+		size_t size;
+		void *acl = (void *)xattr_peek(&inode->xattrs, XATTR_ACCESS_ACL, &size);
+
+		inode->mode = (inode->mode & S_IFMT) | (attr->st_mode & 07777);
+		if (acl)
+			acl_chmod(acl, size, inode->mode);
+	}
+	if (to_set & FUSE_SET_ATTR_UID)
+		inode->uid = attr->st_uid;
+	if (to_set & FUSE_SET_ATTR_GID)
+		inode->gid = attr->st_gid;
+	if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+		inode->atime = ts;
+	else if (to_set & FUSE_SET_ATTR_ATIME)
+		inode->atime = attr->st_atim;
+	if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+		inode->mtime = ts;
+	else if (to_set & FUSE_SET_ATTR_MTIME)
+		inode->mtime = attr->st_mtim;
+	if (to_set & FUSE_SET_ATTR_CTIME)
+		inode->ctime = attr->st_ctim;
+	else
+		inode->ctime = ts;
+	return 0;
+}
+
+static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = inode_of(fs, ino);
+	struct stat st;
+	int err;
+
+	(void)fi;
+	pthread_rwlock_wrlock(&inode->lock);
+	err = setattr_locked(fs, inode, attr, to_set);
+	fill_stat(inode, &st);
+	pthread_rwlock_unlock(&inode->lock);
+	if (err)
+		fuse_reply_err(req, -err);
+	else
+		fuse_reply_attr(req, &st, fs->timeout);
+}
+
+static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+	struct inode *inode = inode_of(fs_of(req), ino);
+
+	pthread_rwlock_rdlock(&inode->lock);
+	if (S_ISLNK(inode->mode))
+		fuse_reply_readlink(req, inode->target);
+	else
+		fuse_reply_err(req, EINVAL);
+	pthread_rwlock_unlock(&inode->lock);
+}
+
+/*
+ * Mode, owner and ACL of a new inode: setgid directories pass on their
+ * group (and, to subdirectories, the bit); a default ACL replaces the
+ * umask; the caller's umask applies otherwise.
+ */
+static int init_new_inode(fuse_req_t req, struct inode *dir, struct inode *inode)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	const void *dacl;
+	size_t dacl_size;
+	mode_t mode = inode->mode;
+	int err = 0;
+
+	inode->uid = ctx->uid;
+	inode->gid = ctx->gid;
+	pthread_rwlock_rdlock(&dir->lock);
+	if (dir->mode & S_ISGID) {
+		inode->gid = dir->gid;
+		if (S_ISDIR(mode))
+			mode |= S_ISGID;
+	}
+	dacl = S_ISLNK(mode) ? NULL : xattr_peek(&dir->xattrs, XATTR_DEFAULT_ACL, &dacl_size);
+	if (dacl) {
+		char *acl = malloc(dacl_size);
+
+		if (!acl) {
+			err = -ENOMEM;
+			goto unlock;
+		}
+		if (acl_inherit(dacl, dacl_size, &mode, acl))
+			err = xattr_set(&inode->xattrs, XATTR_ACCESS_ACL, acl, dacl_size, 0);
+		if (!err && S_ISDIR(mode))
+			err = xattr_set(&inode->xattrs, XATTR_DEFAULT_ACL, dacl, dacl_size, 0);
+		free(acl);
+	} else if (!S_ISLNK(mode)) {
+		mode &= ~(ctx->umask & 0777);
+	}
+unlock:
+	pthread_rwlock_unlock(&dir->lock);
+	inode->mode = mode;
+	return err;
+}
+
+static void set_open_flags(struct tierfs *fs, struct fuse_file_info *fi)
+{
+	switch (fs->opts.cache) {
+	case CACHE_NEVER:
+		fi->direct_io = 1;
+		break;
+	case CACHE_AUTO:
+		fi->direct_io = !!(fi->flags & O_DIRECT);
+		fi->keep_cache = !fi->direct_io;
+		break;
+	case CACHE_ALWAYS:
+		fi->keep_cache = 1;
+		break;
+	}
+}
+
+/*
+ * Create name in parent: a file, directory, node or symlink.  Replies with
+ * the entry (or, for create, entry and open file).
+ */
+static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      dev_t rdev, const char *target, struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *dir = inode_of(fs, parent), *inode;
+	struct fuse_entry_param e;
+	size_t len = strlen(name);
+	int err = check_name(name);
+
+	if (!err && target && strlen(target) > NS_SYMLINK_MAX)
+		err = -ENAMETOOLONG;
+	if (err)
+		goto reply;
+	pthread_rwlock_wrlock(&fs->ns.lock);
+	if (dir->flags & FS_IMMUTABLE_FL) {
+		err = -EPERM;
+		goto unlock;
+	}
+	if (dir_lookup(dir, name, len)) {
+		err = -EEXIST;
+		goto unlock;
+	}
+	err = ns_inode_new(&fs->ns, mode, 0, 0, rdev, &inode);
+	if (err)
+		goto unlock;
+	err = init_new_inode(req, dir, inode);
+	if (err)
+		goto free_inode;
+	if (target) {
+		inode->target = strdup(target);
+		if (!inode->target) {
+			err = -ENOMEM;
+			goto free_inode;
+		}
+		inode->size = strlen(target);
+	}
+	if (S_ISDIR(mode)) {
+		dir_set_parent(inode, dir);
+		inode->size = 2 * BOGO_DIRENT_SIZE;
+	}
+	inode->nlink = S_ISDIR(mode) ? 2 : 1;
+	err = dir_add(dir, name, len, inode);
+	if (err)
+		goto free_inode;
+	if (S_ISDIR(mode))
+		add_nlink(dir, 1);
+	add_dir_size(dir, 1);
+	touch(dir, true, true);
+	make_entry(fs, inode, &e);
+	pthread_rwlock_unlock(&fs->ns.lock);
+	if (fi) {
+		set_open_flags(fs, fi);
+		fuse_reply_create(req, &e, fi);
+	} else {
+		fuse_reply_entry(req, &e);
+	}
+	return;
+
+free_inode:
+	inode->nlink = 0;
+	drop_if_unused(fs, inode);
+unlock:
+	pthread_rwlock_unlock(&fs->ns.lock);
+reply:
+	if (err == -ENOSPC)
+		atomic_fetch_add(&fs->counters.nr_enospc, 1);
+	fuse_reply_err(req, -err);
+}
+
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		     dev_t rdev)
+{
+	make_node(req, parent, name, mode, rdev, NULL, NULL);
+}
+
+static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	make_node(req, parent, name, S_IFDIR | (mode & 07777), 0, NULL, NULL);
+}
+
+static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+	make_node(req, parent, name, S_IFLNK | 0777, 0, link, NULL);
+}
+
+static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		      struct fuse_file_info *fi)
+{
+	make_node(req, parent, name, S_IFREG | (mode & 07777), 0, NULL, fi);
+}
+
+/* Checks shared by unlink, rmdir and rename of an entry out of dir. */
+static int may_remove(const struct inode *dir, const struct inode *victim)
+{
+	return is_pinned(dir) || is_pinned(victim) ? -EPERM : 0;
+}
+
+static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, bool want_dir)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *dir = inode_of(fs, parent), *victim;
+	struct dentry *d;
+	int err = 0;
+
+	pthread_rwlock_wrlock(&fs->ns.lock);
+	d = dir_lookup(dir, name, strlen(name));
+	if (!d) {
+		err = -ENOENT;
+		goto unlock;
+	}
+	victim = d->inode;
+	if (want_dir && !S_ISDIR(victim->mode))
+		err = -ENOTDIR;
+	else if (!want_dir && S_ISDIR(victim->mode))
+		err = -EISDIR;
+	else if (want_dir && dir_nr_entries(victim))
+		err = -ENOTEMPTY;
+	else
+		err = may_remove(dir, victim);
+	if (err)
+		goto unlock;
+	dir_remove(dir, d);
+	if (want_dir) {
+		add_nlink(victim, -(int)victim->nlink);
+		add_nlink(dir, -1);
+	} else {
+		add_nlink(victim, -1);
+	}
+	add_dir_size(dir, -1);
+	touch(victim, false, true);
+	touch(dir, true, true);
+	drop_if_unused(fs, victim);
+unlock:
+	pthread_rwlock_unlock(&fs->ns.lock);
+	fuse_reply_err(req, -err);
+}
+
+static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	remove_entry(req, parent, name, false);
+}
+
+static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	remove_entry(req, parent, name, true);
+}
+
+/* Move directory inode from one parent to another: fix ".." and link counts. */
+static void reparent(struct inode *inode, struct inode *from, struct inode *to)
+{
+	if (!S_ISDIR(inode->mode) || from == to)
+		return;
+	dir_set_parent(inode, to);
+	add_nlink(from, -1);
+	add_nlink(to, 1);
+}
+
+static int rename_exchange(struct inode *sdir, struct dentry *sd, struct inode *ddir,
+			   struct dentry *dd)
+{
+	struct inode *a = sd->inode, *b = dd->inode;
+
+	if (is_pinned(a) || is_pinned(b))
+		return -EPERM;
+	sd->inode = b;
+	dd->inode = a;
+	reparent(a, sdir, ddir);
+	reparent(b, ddir, sdir);
+	touch(a, false, true);
+	touch(b, false, true);
+	return 0;
+}
+
+static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		      const char *newname, unsigned int flags)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *sdir = inode_of(fs, parent), *ddir = inode_of(fs, newparent);
+	struct inode *moved, *replaced = NULL, *whiteout = NULL;
+	struct dentry *sd, *dd;
+	int err = check_name(newname);
+
+	if (err)
+		goto reply;
+	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT) ||
+	    ((flags & RENAME_EXCHANGE) && (flags & (RENAME_NOREPLACE | RENAME_WHITEOUT)))) {
+		err = -EINVAL;
+		goto reply;
+	}
+	pthread_rwlock_wrlock(&fs->ns.lock);
+	sd = dir_lookup(sdir, name, strlen(name));
+	dd = dir_lookup(ddir, newname, strlen(newname));
+	if (!sd) {
+		err = -ENOENT;
+		goto unlock;
+	}
+	moved = sd->inode;
+	if (is_pinned(sdir) || (ddir->flags & FS_IMMUTABLE_FL) ||
+	    (dd && is_pinned(ddir))) {
+		err = -EPERM;
+		goto unlock;
+	}
+	if (flags & RENAME_EXCHANGE) {
+		err = dd ? rename_exchange(sdir, sd, ddir, dd) : -ENOENT;
+		goto touch_dirs;
+	}
+	if (dd && (flags & RENAME_NOREPLACE)) {
+		err = -EEXIST;
+		goto unlock;
+	}
+	if (dd && dd->inode == moved)
+		goto unlock; /* two links to one inode: POSIX says do nothing */
+	if (is_pinned(moved)) {
+		err = -EPERM;
+		goto unlock;
+	}
+	if (dd) {
+		replaced = dd->inode;
+		if (S_ISDIR(moved->mode) && !S_ISDIR(replaced->mode))
+			err = -ENOTDIR;
+		else if (!S_ISDIR(moved->mode) && S_ISDIR(replaced->mode))
+			err = -EISDIR;
+		else if (S_ISDIR(replaced->mode) && dir_nr_entries(replaced))
+			err = -ENOTEMPTY;
+		else
+			err = may_remove(ddir, replaced);
+		if (err)
+			goto unlock;
+	}
+	if (flags & RENAME_WHITEOUT) {
+		err = ns_inode_new(&fs->ns, S_IFCHR, 0, 0, makedev(0, 0), &whiteout);
+		if (err)
+			goto unlock;
+		init_new_inode(req, sdir, whiteout);
+		whiteout->mode = S_IFCHR;
+		whiteout->nlink = 1;
+	}
+	if (dd) {
+		/* Reuse the target entry: nothing to allocate, nothing to undo. */
+		dd->inode = moved;
+		if (S_ISDIR(replaced->mode)) {
+			add_nlink(replaced, -(int)replaced->nlink);
+			add_nlink(ddir, -1);
+		} else {
+			add_nlink(replaced, -1);
+		}
+		touch(replaced, false, true);
+	} else {
+		err = dir_add(ddir, newname, strlen(newname), moved);
+		if (err)
+			goto free_whiteout;
+		add_dir_size(ddir, 1);
+	}
+	dir_remove(sdir, sd);
+	if (whiteout && dir_add(sdir, name, strlen(name), whiteout) == 0)
+		whiteout = NULL;
+	else
+		add_dir_size(sdir, -1);
+	reparent(moved, sdir, ddir);
+	touch(moved, false, true);
+	if (replaced)
+		drop_if_unused(fs, replaced);
+free_whiteout:
+	if (whiteout) {
+		whiteout->nlink = 0;
+		drop_if_unused(fs, whiteout);
+	}
+touch_dirs:
+	if (!err) {
+		touch(sdir, true, true);
+		if (ddir != sdir)
+			touch(ddir, true, true);
+	}
+unlock:
+	pthread_rwlock_unlock(&fs->ns.lock);
+reply:
+	fuse_reply_err(req, -err);
+}
+
+static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = inode_of(fs, ino), *dir = inode_of(fs, newparent);
+	struct fuse_entry_param e;
+	int err = check_name(newname);
+
+	if (err)
+		goto reply;
+	pthread_rwlock_wrlock(&fs->ns.lock);
+	if (is_pinned(inode) || (dir->flags & FS_IMMUTABLE_FL))
+		err = -EPERM;
+	else if (S_ISDIR(inode->mode))
+		err = -EPERM;
+	else
+		err = dir_add(dir, newname, strlen(newname), inode);
+	if (!err) {
+		add_nlink(inode, 1);
+		add_dir_size(dir, 1);
+		touch(inode, false, true);
+		touch(dir, true, true);
+		make_entry(fs, inode, &e);
+	}
+	pthread_rwlock_unlock(&fs->ns.lock);
+	if (!err) {
+		fuse_reply_entry(req, &e);
+		return;
+	}
+reply:
+	fuse_reply_err(req, -err);
+}
+
+static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = inode_of(fs, ino);
+	bool is_write = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+	int err = 0;
+
+	pthread_rwlock_wrlock(&inode->lock);
+	if (is_write && (inode->flags & FS_IMMUTABLE_FL))
+		err = -EPERM;
+	else if (is_write && (inode->flags & FS_APPEND_FL) &&
+		 (!(fi->flags & O_APPEND) || (fi->flags & O_TRUNC)))
+		err = -EPERM;
+	else if ((fi->flags & O_TRUNC) && S_ISREG(inode->mode)) {
+		err = data_truncate(&fs->data, inode, 0);
+		now(&inode->mtime);
+		inode->ctime = inode->mtime;
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	set_open_flags(fs, fi);
+	fuse_reply_open(req, fi);
+}
+
+/* relatime, as tmpfs mounts default to: at most daily, or once after a change. */
+static void update_atime(struct inode *inode)
+{
+	struct timespec ts;
+	bool is_due;
+
+	if (inode->flags & FS_NOATIME_FL)
+		return;
+	now(&ts);
+	pthread_rwlock_rdlock(&inode->lock);
+	is_due = inode->atime.tv_sec < inode->mtime.tv_sec ||
+		 (inode->atime.tv_sec == inode->mtime.tv_sec &&
+		  inode->atime.tv_nsec <= inode->mtime.tv_nsec) ||
+		 inode->atime.tv_sec <= inode->ctime.tv_sec ||
+		 ts.tv_sec - inode->atime.tv_sec >= 24 * 3600;
+	pthread_rwlock_unlock(&inode->lock);
+	if (!is_due)
+		return;
+	pthread_rwlock_wrlock(&inode->lock);
+	inode->atime = ts;
+	pthread_rwlock_unlock(&inode->lock);
+}
+
+static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = inode_of(fs, ino);
+	struct iovec iov[DATA_MAX_READ_PAGES];
+	size_t bytes = 0;
+	int nr;
+
+	(void)fi;
+	if (size > (size_t)1 << 20)
+		size = (size_t)1 << 20;
+	pthread_rwlock_rdlock(&inode->lock);
+	nr = data_read(&fs->data, inode, (uint64_t)off, size, iov);
+	for (int i = 0; i < nr; i++)
+		bytes += iov[i].iov_len;
+	fuse_reply_iov(req, iov, nr);
+	pthread_rwlock_unlock(&inode->lock);
+	atomic_fetch_add_explicit(&fs->counters.nr_reads, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&fs->counters.bytes_read, bytes, memory_order_relaxed);
+	update_atime(inode);
+}
+
+/* Writers without CAP_FSETID lose SUID, and SGID where it means setgid. */
+static void kill_suid(fuse_req_t req, struct inode *inode)
+{
+	if (fuse_req_ctx(req)->uid == 0)
+		return;
+	if (inode->mode & S_ISUID)
+		inode->mode &= ~(mode_t)S_ISUID;
+	if ((inode->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		inode->mode &= ~(mode_t)S_ISGID;
+}
+
+static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
+			 struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = inode_of(fs, ino);
+	ssize_t ret;
+
+	(void)fi;
+	pthread_rwlock_wrlock(&inode->lock);
+	if (inode->flags & FS_IMMUTABLE_FL) {
+		ret = -EPERM;
+	} else {
+		ret = data_write(&fs->data, inode, bufv, (uint64_t)off);
+		if (ret > 0) {
+			now(&inode->mtime);
+			inode->ctime = inode->mtime;
+			kill_suid(req, inode);
+		}
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	if (ret < 0) {
+		if (ret == -ENOSPC)
+			atomic_fetch_add(&fs->counters.nr_enospc, 1);
+		fuse_reply_err(req, (int)-ret);
+		return;
+	}
+	atomic_fetch_add_explicit(&fs->counters.nr_writes, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&fs->counters.bytes_written, (uint64_t)ret, memory_order_relaxed);
+	fuse_reply_write(req, (size_t)ret);
+}
+
+static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino, (void)datasync, (void)fi;
+	fuse_reply_err(req, 0); /* memory is as durable as it gets */
+}
+
+static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	fuse_reply_open(req, fi);
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool is_plus)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *dir = inode_of(fs, ino);
+	char *buf = malloc(size);
+	size_t used = 0;
+	struct dentry *d;
+
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_rwlock_rdlock(&fs->ns.lock);
+	/* Offsets 1 and 2 follow "." and ".."; then each entry's cookie. */
+	for (;;) {
+		struct fuse_entry_param e;
+		struct inode *inode;
+		const char *name;
+		uint64_t next;
+		size_t need;
+
+		if (off == 0) {
+			inode = dir, name = ".", next = 1;
+		} else if (off == 1) {
+			inode = dir_parent(dir), name = "..", next = 2;
+		} else {
+			d = dir_next(dir, (uint64_t)off);
+			if (!d)
+				break;
+			inode = d->inode, name = d->name, next = d->cookie;
+		}
+		memset(&e, 0, sizeof(e));
+		pthread_rwlock_rdlock(&inode->lock);
+		fill_stat(inode, &e.attr);
+		pthread_rwlock_unlock(&inode->lock);
+		if (is_plus) {
+			/* The kernel takes no reference on "." and "..". */
+			if (off >= 2) {
+				e.ino = nodeid_of(fs, inode);
+				e.attr_timeout = e.entry_timeout = fs->timeout;
+			}
+			need = fuse_add_direntry_plus(req, buf + used, size - used, name, &e,
+						      (off_t)next);
+		} else {
+			need = fuse_add_direntry(req, buf + used, size - used, name, &e.attr,
+						 (off_t)next);
+		}
+		if (need > size - used)
+			break;
+		if (is_plus && e.ino)
+			atomic_fetch_add(&inode->nlookup, 1);
+		used += need;
+		off = (off_t)next;
+	}
+	pthread_rwlock_unlock(&fs->ns.lock);
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	(void)fi;
+	do_readdir(req, ino, size, off, false);
+}
+
+static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	(void)fi;
+	do_readdir(req, ino, size, off, true);
+}
+
+static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct tierfs *fs = fs_of(req);
+	uint64_t used = atomic_load(&fs->data.nr_pages);
+	uint64_t nr_inodes = atomic_load(&fs->ns.nr_inodes);
+	struct statvfs st;
+
+	(void)ino;
+	memset(&st, 0, sizeof(st));
+	st.f_bsize = PAGE_SIZE;
+	st.f_frsize = PAGE_SIZE;
+	st.f_namemax = NS_NAME_MAX;
+	if (fs->data.max_pages) {
+		st.f_blocks = fs->data.max_pages;
+		st.f_bfree = st.f_bavail = used < st.f_blocks ? st.f_blocks - used : 0;
+	}
+	if (fs->ns.max_inodes) {
+		st.f_files = fs->ns.max_inodes;
+		st.f_ffree = st.f_favail = nr_inodes < st.f_files ? st.f_files - nr_inodes : 0;
+	}
+	fuse_reply_statfs(req, &st);
+}
+
+/* Which names tierfs stores; the rest of system.* does not exist here. */
+static bool is_known_xattr(const char *name)
+{
+	return !strncmp(name, "user.", 5) || !strncmp(name, "trusted.", 8) ||
+	       !strncmp(name, "security.", 9) || !strcmp(name, XATTR_ACCESS_ACL) ||
+	       !strcmp(name, XATTR_DEFAULT_ACL);
+}
+
+static int setxattr_locked(struct inode *inode, const char *name, const char *value,
+			   size_t size, int flags)
+{
+	bool is_access_acl = !strcmp(name, XATTR_ACCESS_ACL);
+	int err;
+
+	if (!is_known_xattr(name))
+		return -EOPNOTSUPP;
+	if (is_pinned(inode))
+		return -EPERM;
+	if (!strncmp(name, "user.", 5) && !S_ISREG(inode->mode) && !S_ISDIR(inode->mode))
+		return -EPERM;
+	if (!strncmp(name, "system.", 7)) {
+		err = acl_valid(value, size);
+		if (err)
+			return err;
+		if (!strcmp(name, XATTR_DEFAULT_ACL) && !S_ISDIR(inode->mode))
+			return -EACCES;
+	}
+	err = xattr_set(&inode->xattrs, name, value, size, flags);
+	if (err)
+		return err;
+	if (is_access_acl) {
+		size_t len;
+		const void *acl = xattr_peek(&inode->xattrs, name, &len);
+		bool is_equiv;
+
+		inode->mode = acl_apply_to_mode(acl, len, inode->mode, &is_equiv);
+		if (is_equiv)
+			xattr_remove(&inode->xattrs, name);
+	}
+	now(&inode->ctime);
+	return 0;
+}
+
+static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+			size_t size, int flags)
+{
+	struct inode *inode = inode_of(fs_of(req), ino);
+	int err;
+
+	pthread_rwlock_wrlock(&inode->lock);
+	err = setxattr_locked(inode, name, value, size, flags);
+	pthread_rwlock_unlock(&inode->lock);
+	fuse_reply_err(req, -err);
+}
+
+static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct inode *inode = inode_of(fs_of(req), ino);
+	char *buf = NULL;
+	ssize_t ret;
+
+	if (size && !(buf = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_rwlock_rdlock(&inode->lock);
+	ret = is_known_xattr(name) ? xattr_get(&inode->xattrs, name, buf, size) : -EOPNOTSUPP;
+	pthread_rwlock_unlock(&inode->lock);
+	if (ret < 0)
+		fuse_reply_err(req, (int)-ret);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)ret);
+	else
+		fuse_reply_buf(req, buf, (size_t)ret);
+	free(buf);
+}
+
+static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct inode *inode = inode_of(fs_of(req), ino);
+	char *buf = NULL;
+	ssize_t ret;
+
+	if (size && !(buf = malloc(size))) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_rwlock_rdlock(&inode->lock);
+	ret = xattr_list_names(&inode->xattrs, buf, size);
+	pthread_rwlock_unlock(&inode->lock);
+	if (ret < 0)
+		fuse_reply_err(req, (int)-ret);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)ret);
+	else
+		fuse_reply_buf(req, buf, (size_t)ret);
+	free(buf);
+}
+
+static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	struct inode *inode = inode_of(fs_of(req), ino);
+	int err;
+
+	pthread_rwlock_wrlock(&inode->lock);
+	if (!is_known_xattr(name))
+		err = -EOPNOTSUPP;
+	else if (is_pinned(inode))
+		err = -EPERM;
+	else
+		err = xattr_remove(&inode->xattrs, name);
+	if (!err)
+		now(&inode->ctime);
+	pthread_rwlock_unlock(&inode->lock);
+	fuse_reply_err(req, -err);
+}
+
+static uint32_t xflags_of(uint32_t flags)
+{
+	return (flags & FS_IMMUTABLE_FL ? FS_XFLAG_IMMUTABLE : 0) |
+	       (flags & FS_APPEND_FL ? FS_XFLAG_APPEND : 0) |
+	       (flags & FS_NODUMP_FL ? FS_XFLAG_NODUMP : 0) |
+	       (flags & FS_NOATIME_FL ? FS_XFLAG_NOATIME : 0);
+}
+
+/*
+ * chattr and lsattr: the kernel checks ownership and CAP_LINUX_IMMUTABLE
+ * before it asks; like tmpfs, only i, a, d and A exist, and the xfs-style
+ * FSSETXATTR is not supported.
+ */
+static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		     struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
+		     size_t in_bufsz, size_t out_bufsz)
+{
+	struct inode *inode = inode_of(fs_of(req), ino);
+	struct fsxattr fsx;
+	uint32_t value;
+
+	(void)arg, (void)fi;
+	if (flags & FUSE_IOCTL_COMPAT) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	switch (cmd) {
+	case FS_IOC_GETFLAGS:
+		if (out_bufsz < sizeof(value))
+			break;
+		pthread_rwlock_rdlock(&inode->lock);
+		value = inode->flags;
+		pthread_rwlock_unlock(&inode->lock);
+		fuse_reply_ioctl(req, 0, &value, sizeof(value));
+		return;
+	case FS_IOC_SETFLAGS:
+		if (in_bufsz < sizeof(value))
+			break;
+		memcpy(&value, in_buf, sizeof(value));
+		if (value & ~FLAGS_SUPPORTED) {
+			fuse_reply_err(req, EOPNOTSUPP);
+			return;
+		}
+		pthread_rwlock_wrlock(&inode->lock);
+		inode->flags = value;
+		now(&inode->ctime);
+		pthread_rwlock_unlock(&inode->lock);
+		fuse_reply_ioctl(req, 0, NULL, 0);
+		return;
+	case FS_IOC_FSGETXATTR:
+		if (out_bufsz < sizeof(fsx))
+			break;
+		memset(&fsx, 0, sizeof(fsx));
+		pthread_rwlock_rdlock(&inode->lock);
+		fsx.fsx_xflags = xflags_of(inode->flags);
+		pthread_rwlock_unlock(&inode->lock);
+		fuse_reply_ioctl(req, 0, &fsx, sizeof(fsx));
+		return;
+	case FS_IOC_FSSETXATTR:
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	default:
+		fuse_reply_err(req, ENOTTY);
+		return;
+	}
+	fuse_reply_err(req, EINVAL);
+}
+
+static int fallocate_locked(struct tierfs *fs, struct inode *inode, int mode, uint64_t off,
+			    uint64_t len)
+{
+	uint64_t end = off + len;
+	int err;
+
+	if (inode->flags & FS_IMMUTABLE_FL)
+		return -EPERM;
+	if ((inode->flags & FS_APPEND_FL) && (mode & ~FALLOC_FL_KEEP_SIZE))
+		return -EPERM;
+	if (end < off || ((end - 1) >> PAGE_SHIFT) > PAGEMAP_MAX_INDEX)
+		return -EFBIG;
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		err = data_punch(&fs->data, inode, off, len);
+		if (!err)
+			now(&inode->mtime);
+	} else {
+		if (mode & FALLOC_FL_ZERO_RANGE) {
+			err = data_punch(&fs->data, inode, off, len);
+			if (err)
+				return err;
+			now(&inode->mtime);
+		}
+		err = data_allocate(&fs->data, inode, off, len);
+		if (!err && !(mode & FALLOC_FL_KEEP_SIZE) && end > inode->size)
+			inode->size = end;
+	}
+	if (!err)
+		now(&inode->ctime);
+	return err;
+}
+
+static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+			 struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = inode_of(fs, ino);
+	int err;
+
+	(void)fi;
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) ||
+	    ((mode & FALLOC_FL_PUNCH_HOLE) && (mode & FALLOC_FL_ZERO_RANGE))) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	pthread_rwlock_wrlock(&inode->lock);
+	err = fallocate_locked(fs, inode, mode, (uint64_t)off, (uint64_t)len);
+	pthread_rwlock_unlock(&inode->lock);
+	if (err == -ENOSPC)
+		atomic_fetch_add(&fs->counters.nr_enospc, 1);
+	fuse_reply_err(req, -err);
+}
+
+static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		     struct fuse_file_info *fi)
+{
+	struct inode *inode = inode_of(fs_of(req), ino);
+	int64_t ret;
+
+	(void)fi;
+	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (off < 0) {
+		fuse_reply_err(req, ENXIO);
+		return;
+	}
+	pthread_rwlock_rdlock(&inode->lock);
+	ret = data_seek(inode, (uint64_t)off, whence);
+	pthread_rwlock_unlock(&inode->lock);
+	if (ret < 0)
+		fuse_reply_err(req, (int)-ret);
+	else
+		fuse_reply_lseek(req, (off_t)ret);
+}
+
+static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			       struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+			       struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *src = inode_of(fs, ino_in), *dst = inode_of(fs, ino_out);
+	ssize_t ret;
+
+	(void)fi_in, (void)fi_out;
+	if (flags) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	/* Two inode locks at once: in address order. */
+	if (src == dst) {
+		pthread_rwlock_wrlock(&dst->lock);
+	} else if (src < dst) {
+		pthread_rwlock_rdlock(&src->lock);
+		pthread_rwlock_wrlock(&dst->lock);
+	} else {
+		pthread_rwlock_wrlock(&dst->lock);
+		pthread_rwlock_rdlock(&src->lock);
+	}
+	if (dst->flags & FS_IMMUTABLE_FL) {
+		ret = -EPERM;
+	} else {
+		ret = data_copy(&fs->data, dst, (uint64_t)off_out, src, (uint64_t)off_in, len);
+		if (ret > 0) {
+			now(&dst->mtime);
+			dst->ctime = dst->mtime;
+			kill_suid(req, dst);
+		}
+	}
+	if (src != dst)
+		pthread_rwlock_unlock(&src->lock);
+	pthread_rwlock_unlock(&dst->lock);
+	if (ret < 0)
+		fuse_reply_err(req, (int)-ret);
+	else
+		fuse_reply_write(req, (size_t)ret);
+}
+
+const struct fuse_lowlevel_ops tierfs_ops = {
+	.init = op_init,
+	.destroy = op_destroy,
+	.lookup = op_lookup,
+	.forget = op_forget,
+	.forget_multi = op_forget_multi,
+	.getattr = op_getattr,
+	.setattr = op_setattr,
+	.readlink = op_readlink,
+	.mknod = op_mknod,
+	.mkdir = op_mkdir,
+	.unlink = op_unlink,
+	.rmdir = op_rmdir,
+	.symlink = op_symlink,
+	.rename = op_rename,
+	.link = op_link,
+	.open = op_open,
+	.read = op_read,
+	.write_buf = op_write_buf,
+	.fsync = op_fsync,
+	.opendir = op_opendir,
+	.readdir = op_readdir,
+	.readdirplus = op_readdirplus,
+	.fsyncdir = op_fsync,
+	.statfs = op_statfs,
+	.setxattr = op_setxattr,
+	.getxattr = op_getxattr,
+	.listxattr = op_listxattr,
+	.removexattr = op_removexattr,
+	.create = op_create,
+	.ioctl = op_ioctl,
+	.fallocate = op_fallocate,
+	.lseek = op_lseek,
+	.copy_file_range = op_copy_file_range,
+};
+
+int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t ram)
+{
+	uint64_t max_pages, pool_pages;
+	int err;
+
+	memset(fs, 0, sizeof(*fs));
+	fs->opts = *opts;
+	fs->timeout = 86400.0;
+	max_pages = (opts->size + PAGE_SIZE - 1) >> PAGE_SHIFT;
+	/* The pool's address space: size= pages, or all of RAM when unlimited. */
+	pool_pages = max_pages ? max_pages : ram >> PAGE_SHIFT;
+	if (pool_pages > UINT32_MAX)
+		pool_pages = UINT32_MAX;
+	fs->data.max_pages = max_pages;
+	err = pagepool_new(pool_pages, 8192, &fs->data.pool);
+	if (err)
+		return err;
+	err = ns_init(&fs->ns, opts->nr_inodes, opts->mode, opts->uid, opts->gid);
+	if (err) {
+		pagepool_destroy(fs->data.pool);
+		return err;
+	}
+	return 0;
+}
+
+int tierfs_start(struct tierfs *fs)
+{
+	return pagepool_start(fs->data.pool);
+}
+
+void tierfs_destroy(struct tierfs *fs)
+{
+	ns_destroy(&fs->ns, release_inode, &fs->data);
+	pagepool_destroy(fs->data.pool);
+}

@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Inodes and directories.  A directory is a chained hash of entries for
+ * lookup plus an array ordered by cookie for readdir; removal leaves a
+ * tombstone in the array until tombstones outnumber live entries.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tierfs/ns.h"
+
+struct dir_slot {
+	uint64_t cookie;
+	struct dentry *d;	/* NULL once removed */
+};
+
+struct dir {
+	struct dentry **buckets;
+	uint32_t nr_buckets;	/* a power of two */
+	uint32_t nr_entries;
+	struct dir_slot *order;	/* ascending cookies */
+	uint32_t nr_order, cap_order;
+	uint64_t next_cookie;
+	struct inode *parent;
+};
+
+static uint32_t name_hash(const char *name, size_t len)
+{
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)name[i]) * 16777619u;
+	return h;
+}
+
+static void now(struct timespec *ts)
+{
+	clock_gettime(CLOCK_REALTIME, ts);
+}
+
+int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev,
+		 struct inode **out)
+{
+	struct inode *inode;
+	uint64_t nr = atomic_fetch_add(&ns->nr_inodes, 1);
+
+	if (ns->max_inodes && nr >= ns->max_inodes) {
+		atomic_fetch_sub(&ns->nr_inodes, 1);
+		return -ENOSPC;
+	}
+	inode = calloc(1, sizeof(*inode));
+	if (!inode)
+		goto undo_count;
+	if (S_ISDIR(mode)) {
+		inode->dir = calloc(1, sizeof(*inode->dir));
+		if (!inode->dir)
+			goto free_inode;
+		inode->dir->next_cookie = DIR_COOKIE_FIRST;
+	}
+	pthread_rwlock_init(&inode->lock, NULL);
+	inode->ino = atomic_fetch_add(&ns->next_ino, 1);
+	inode->all_next = ns->all;
+	if (ns->all)
+		ns->all->all_prev = inode;
+	ns->all = inode;
+	inode->mode = mode;
+	inode->uid = uid;
+	inode->gid = gid;
+	inode->rdev = rdev;
+	now(&inode->ctime);
+	inode->mtime = inode->atime = inode->ctime;
+	*out = inode;
+	return 0;
+
+free_inode:
+	free(inode);
+undo_count:
+	atomic_fetch_sub(&ns->nr_inodes, 1);
+	return -ENOMEM;
+}
+
+static void dir_free(struct dir *dir)
+{
+	for (uint32_t i = 0; i < dir->nr_order; i++)
+		free(dir->order[i].d);
+	free(dir->order);
+	free(dir->buckets);
+	free(dir);
+}
+
+void ns_inode_free(struct ns *ns, struct inode *inode)
+{
+	if (S_ISDIR(inode->mode))
+		dir_free(inode->dir);
+	else if (S_ISLNK(inode->mode))
+		free(inode->target);
+	xattr_clear(&inode->xattrs);
+	if (inode->all_prev)
+		inode->all_prev->all_next = inode->all_next;
+	else
+		ns->all = inode->all_next;
+	if (inode->all_next)
+		inode->all_next->all_prev = inode->all_prev;
+	pthread_rwlock_destroy(&inode->lock);
+	free(inode);
+	atomic_fetch_sub(&ns->nr_inodes, 1);
+}
+
+int ns_init(struct ns *ns, uint64_t max_inodes, mode_t root_mode, uid_t uid, gid_t gid)
+{
+	int err;
+
+	memset(ns, 0, sizeof(*ns));
+	pthread_rwlock_init(&ns->lock, NULL);
+	atomic_init(&ns->next_ino, 1);
+	atomic_init(&ns->nr_inodes, 0);
+	ns->max_inodes = max_inodes;
+	err = ns_inode_new(ns, S_IFDIR | (root_mode & 07777), uid, gid, 0, &ns->root);
+	if (err)
+		return err;
+	ns->root->nlink = 2;
+	ns->root->dir->parent = ns->root;
+	return 0;
+}
+
+void ns_destroy(struct ns *ns, void (*release)(void *ctx, struct inode *inode), void *ctx)
+{
+	while (ns->all) {
+		struct inode *inode = ns->all;
+
+		release(ctx, inode);
+		ns_inode_free(ns, inode);
+	}
+	ns->root = NULL;
+	pthread_rwlock_destroy(&ns->lock);
+}
+
+struct dentry *dir_lookup(const struct inode *inode, const char *name, size_t len)
+{
+	const struct dir *dir = inode->dir;
+	uint32_t h = name_hash(name, len);
+	struct dentry *d;
+
+	if (!dir->nr_buckets)
+		return NULL;
+	for (d = dir->buckets[h & (dir->nr_buckets - 1)]; d; d = d->hash_next)
+		if (d->hash == h && d->len == len && !memcmp(d->name, name, len))
+			return d;
+	return NULL;
+}
+
+static int grow_buckets(struct dir *dir)
+{
+	uint32_t nr = dir->nr_buckets ? dir->nr_buckets * 2 : 8;
+	struct dentry **b = calloc(nr, sizeof(*b));
+
+	if (!b)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < dir->nr_buckets; i++) {
+		struct dentry *d = dir->buckets[i], *next;
+
+		for (; d; d = next) {
+			next = d->hash_next;
+			d->hash_next = b[d->hash & (nr - 1)];
+			b[d->hash & (nr - 1)] = d;
+		}
+	}
+	free(dir->buckets);
+	dir->buckets = b;
+	dir->nr_buckets = nr;
+	return 0;
+}
+
+/* Drop tombstones once they outnumber live entries; cookies are kept. */
+static void compact_order(struct dir *dir)
+{
+	uint32_t j = 0;
+
+	for (uint32_t i = 0; i < dir->nr_order; i++)
+		if (dir->order[i].d)
+			dir->order[j++] = dir->order[i];
+	dir->nr_order = j;
+}
+
+int dir_add(struct inode *inode, const char *name, size_t len, struct inode *child)
+{
+	struct dir *dir = inode->dir;
+	struct dentry *d;
+	uint32_t h;
+
+	if (dir_lookup(inode, name, len))
+		return -EEXIST;
+	if (dir->nr_entries >= dir->nr_buckets && grow_buckets(dir))
+		return -ENOMEM;
+	if (dir->nr_order == dir->cap_order) {
+		if (dir->nr_order >= 2 * dir->nr_entries + 16) {
+			compact_order(dir);
+		} else {
+			uint32_t cap = dir->cap_order ? dir->cap_order * 2 : 16;
+			struct dir_slot *o = realloc(dir->order, cap * sizeof(*o));
+
+			if (!o)
+				return -ENOMEM;
+			dir->order = o;
+			dir->cap_order = cap;
+		}
+	}
+	d = malloc(sizeof(*d) + len + 1);
+	if (!d)
+		return -ENOMEM;
+	h = name_hash(name, len);
+	d->inode = child;
+	d->hash = h;
+	d->len = (uint16_t)len;
+	memcpy(d->name, name, len);
+	d->name[len] = '\0';
+	d->cookie = dir->next_cookie++;
+	d->hash_next = dir->buckets[h & (dir->nr_buckets - 1)];
+	dir->buckets[h & (dir->nr_buckets - 1)] = d;
+	dir->order[dir->nr_order].cookie = d->cookie;
+	dir->order[dir->nr_order].d = d;
+	dir->nr_order++;
+	dir->nr_entries++;
+	return 0;
+}
+
+/* Index of the first slot with cookie > after. */
+static uint32_t order_search(const struct dir *dir, uint64_t after)
+{
+	uint32_t lo = 0, hi = dir->nr_order;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (dir->order[mid].cookie <= after)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void dir_remove(struct inode *inode, struct dentry *victim)
+{
+	struct dir *dir = inode->dir;
+	struct dentry **pp = &dir->buckets[victim->hash & (dir->nr_buckets - 1)];
+	uint32_t i;
+
+	while (*pp != victim)
+		pp = &(*pp)->hash_next;
+	*pp = victim->hash_next;
+	i = order_search(dir, victim->cookie - 1);
+	dir->order[i].d = NULL;
+	dir->nr_entries--;
+	free(victim);
+	if (dir->nr_order > 64 && dir->nr_order > 2 * dir->nr_entries)
+		compact_order(dir);
+}
+
+struct dentry *dir_next(const struct inode *inode, uint64_t after)
+{
+	const struct dir *dir = inode->dir;
+
+	for (uint32_t i = order_search(dir, after); i < dir->nr_order; i++)
+		if (dir->order[i].d)
+			return dir->order[i].d;
+	return NULL;
+}
+
+size_t dir_nr_entries(const struct inode *inode)
+{
+	return inode->dir->nr_entries;
+}
+
+struct inode *dir_parent(const struct inode *inode)
+{
+	return inode->dir->parent;
+}
+
+void dir_set_parent(struct inode *inode, struct inode *parent)
+{
+	inode->dir->parent = parent;
+}

@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Option parsing.  tierfs's own keys are checked here; the usual mount
+ * flags are passed on to the kernel; anything else stops the mount with a
+ * message that names it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tierfs/options.h"
+
+const char options_usage[] =
+	"usage: tierfs [SOURCE] MOUNTPOINT [-o OPTIONS] [-f] [-d] [-s]\n"
+	"\n"
+	"  -f             stay in the foreground\n"
+	"  -d             debug: print every request (implies -f)\n"
+	"  -s             serve requests on one thread\n"
+	"  -o size=SIZE   file data limit: bytes, k/m/g/t suffix or N% of RAM; 0 = none (50%)\n"
+	"  -o nr_inodes=N inode limit, k/m/g suffix or N% of RAM pages; 0 = none (RAM pages/2)\n"
+	"  -o mode=OCTAL  root directory mode (1777)\n"
+	"  -o uid=N,gid=N root directory owner (the mounting user)\n"
+	"  -o cache=auto|always|never  kernel page cache use (auto)\n"
+	"  -o allow_other others may use the mount (default when root)\n"
+	"  and the usual mount flags: ro, rw, nosuid, nodev, noexec, noatime, ...\n";
+
+/* Flags mount(8) and fstab use that go to the kernel unchanged. */
+static const char *const kernel_flags[] = {
+	"ro", "rw", "suid", "nosuid", "dev", "nodev", "exec", "noexec", "sync", "async",
+	"dirsync", "atime", "noatime", "diratime", "nodiratime", "relatime", "norelatime",
+	"strictatime", "nostrictatime", "auto_unmount", NULL,
+};
+
+/* Flags for mount(8) itself (fstab), meaningless to tierfs: accepted and dropped. */
+static const char *const ignored_flags[] = {
+	"defaults", "auto", "noauto", "user", "nouser", "users", "_netdev", "nofail",
+	"default_permissions", NULL,
+};
+
+static bool is_in(const char *const *list, const char *key)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, key))
+			return true;
+	return false;
+}
+
+int options_parse_size(const char *s, uint64_t whole, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+	unsigned int shift = 0;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	if (*end == '%' && !end[1]) {
+		if (v > 100)
+			return -EINVAL;
+		*out = (uint64_t)((unsigned __int128)whole * v / 100);
+		return 0;
+	}
+	switch (*end) {
+	case 'e': case 'E': shift += 10; /* fall through */
+	case 'p': case 'P': shift += 10; /* fall through */
+	case 't': case 'T': shift += 10; /* fall through */
+	case 'g': case 'G': shift += 10; /* fall through */
+	case 'm': case 'M': shift += 10; /* fall through */
+	case 'k': case 'K': shift += 10; end++; break;
+	case '\0': break;
+	default: return -EINVAL;
+	}
+	if (*end)
+		return -EINVAL;
+	if (shift && v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+static int parse_uint(const char *s, int base, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	*out = strtoull(s, &end, base);
+	if (errno || *end || *out > max)
+		return -EINVAL;
+	return 0;
+}
+
+static int add_kernel_opt(struct tierfs_options *o, const char *opt)
+{
+	size_t len = strlen(o->kernel_opts);
+
+	if (len + strlen(opt) + 2 > sizeof(o->kernel_opts))
+		return -EINVAL;
+	snprintf(o->kernel_opts + len, sizeof(o->kernel_opts) - len, "%s%s", len ? "," : "", opt);
+	return 0;
+}
+
+#define fail(...) (snprintf(err, err_len, __VA_ARGS__), -EINVAL)
+
+static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *err, size_t err_len)
+{
+	char *val = strchr(opt, '=');
+	unsigned long long n;
+
+	if (val)
+		*val++ = '\0';
+	if (!strcmp(opt, "size") && val) {
+		if (options_parse_size(val, ram, &o->size))
+			return fail("invalid size= value '%s': want bytes with k/m/g/t suffix or N%%",
+				    val);
+	} else if (!strcmp(opt, "nr_inodes") && val) {
+		if (options_parse_size(val, ram / 4096, &o->nr_inodes))
+			return fail("invalid nr_inodes= value '%s': want a count with k/m/g suffix or N%%",
+				    val);
+	} else if (!strcmp(opt, "mode") && val) {
+		if (parse_uint(val, 8, 07777, &n))
+			return fail("invalid mode= value '%s': want octal up to 7777", val);
+		o->mode = (mode_t)n;
+	} else if (!strcmp(opt, "uid") && val) {
+		if (parse_uint(val, 10, UINT32_MAX - 1, &n))
+			return fail("invalid uid= value '%s'", val);
+		o->uid = (uid_t)n;
+	} else if (!strcmp(opt, "gid") && val) {
+		if (parse_uint(val, 10, UINT32_MAX - 1, &n))
+			return fail("invalid gid= value '%s'", val);
+		o->gid = (gid_t)n;
+	} else if (!strcmp(opt, "cache") && val) {
+		if (!strcmp(val, "auto"))
+			o->cache = CACHE_AUTO;
+		else if (!strcmp(val, "always"))
+			o->cache = CACHE_ALWAYS;
+		else if (!strcmp(val, "never"))
+			o->cache = CACHE_NEVER;
+		else
+			return fail("invalid cache= value '%s': want auto, always or never", val);
+	} else if (!strcmp(opt, "allow_other") && !val) {
+		o->allow_other = true;
+	} else if ((!strcmp(opt, "fsname") || !strcmp(opt, "subtype")) && val) {
+		return 0; /* tierfs names itself */
+	} else if (!val && is_in(kernel_flags, opt)) {
+		if (add_kernel_opt(o, opt))
+			return fail("too many mount options");
+	} else if ((!val && is_in(ignored_flags, opt)) || !strncmp(opt, "x-", 2) ||
+		   (!strcmp(opt, "comment") && val)) {
+		return 0;
+	} else if (val) {
+		return fail("unknown option '%s=%s'", opt, val);
+	} else {
+		return fail("unknown option '%s'", opt);
+	}
+	return 0;
+}
+
+static int parse_list(struct tierfs_options *o, const char *list, uint64_t ram, char *err,
+		      size_t err_len)
+{
+	char *copy = strdup(list), *save = NULL, *opt;
+	int ret = 0;
+
+	if (!copy)
+		return fail("out of memory");
+	for (opt = strtok_r(copy, ",", &save); opt && !ret; opt = strtok_r(NULL, ",", &save))
+		ret = parse_one(o, opt, ram, err, err_len);
+	free(copy);
+	return ret;
+}
+
+int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o, char *err,
+		  size_t err_len)
+{
+	const char *positional[2];
+	int nr_positional = 0;
+	int ret;
+
+	memset(o, 0, sizeof(*o));
+	o->size = ram / 2;
+	o->nr_inodes = ram / 4096 / 2;
+	o->mode = 01777;
+	o->uid = getuid();
+	o->gid = getgid();
+	o->cache = CACHE_AUTO;
+	o->allow_other = getuid() == 0;
+	o->source = "tierfs";
+	/* Like a tmpfs mounted by root: set-user-ID files and device nodes work. */
+	if (getuid() == 0 && (add_kernel_opt(o, "suid") || add_kernel_opt(o, "dev")))
+		return fail("too many mount options");
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(options_usage, stdout);
+			return 1;
+		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
+			puts("tierfs " TIERFS_VERSION);
+			return 1;
+		} else if (!strcmp(a, "-f")) {
+			o->foreground = true;
+		} else if (!strcmp(a, "-d")) {
+			o->debug = o->foreground = true;
+		} else if (!strcmp(a, "-s")) {
+			o->single_thread = true;
+		} else if (!strncmp(a, "-o", 2)) {
+			const char *list = a[2] ? a + 2 : argv[++i];
+
+			if (!list)
+				return fail("-o needs an option list");
+			ret = parse_list(o, list, ram, err, err_len);
+			if (ret)
+				return ret;
+		} else if (a[0] == '-') {
+			return fail("unknown argument '%s'", a);
+		} else if (nr_positional < 2) {
+			positional[nr_positional++] = a;
+		} else {
+			return fail("unexpected argument '%s'", a);
+		}
+	}
+	if (!nr_positional)
+		return fail("no mount point given");
+	if (nr_positional == 2)
+		o->source = positional[0];
+	o->mountpoint = positional[nr_positional - 1];
+	if (o->allow_other && add_kernel_opt(o, "allow_other"))
+		return fail("too many mount options");
+	return 0;
+}
