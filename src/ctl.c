@@ -283,15 +283,15 @@ int ctl_request(const char *path, const char *request, char *buf, size_t size)
 	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0)
 		len += (size_t)n;
 	buf[len] = '\0';
+	/* Drop the status line: "ok", or keep the text after "error: ". */
 	if (!strncmp(buf, "ok\n", 3)) {
 		memmove(buf, buf + 3, len - 2);
 	} else {
-		char *nl = strchr(buf, '\n');
+		size_t skip = strncmp(buf, "error: ", 7) ? 0 : 7;
 
-		if (nl)
-			*nl = '\0';
-		if (!strncmp(buf, "error: ", 7))
-			memmove(buf, buf + 7, strlen(buf + 7) + 1);
+		len = strcspn(buf, "\n");
+		memmove(buf, buf + skip, len - skip);
+		buf[len - skip] = '\0';
 		err = -EPROTO;
 	}
 close_fd:

@@ -17,9 +17,6 @@
 
 static const char zero_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
-/* Same-filled pages handed to the kernel by data_read, one page each. */
-static __thread char *scratch;
-
 static int charge(struct data_space *ds, uint64_t nr)
 {
 	uint64_t before = atomic_fetch_add(&ds->nr_pages, nr);
@@ -41,6 +38,15 @@ static void fill_page(void *page, uint32_t fill)
 	}
 	for (size_t i = 0; i < PAGE_SIZE / sizeof(*w); i++)
 		w[i] = fill;
+}
+
+/* Bytes [start, start + n) of a page filled with fill, into dst. */
+static void fill_page_range(char *dst, uint32_t fill, size_t start, size_t n)
+{
+	const char *word = (const char *)&fill; /* as fill_page lays it out */
+
+	for (size_t i = 0; i < n; i++)
+		dst[i] = word[(start + i) & 3];
 }
 
 static void release_entry(void *ctx, uint64_t index, uint64_t entry)
@@ -69,8 +75,9 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 			    bool is_whole, int *err)
 {
 	uint64_t entry = pagemap_get(&inode->pages, index);
-	int64_t pfn, ret;
+	int64_t pfn;
 	char *page;
+	int ret;
 
 	if (pagemap_kind(entry) == PAGEMAP_KIND_RESIDENT)
 		return pagepool_addr(ds->pool, pagemap_pfn(entry));
@@ -85,9 +92,9 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 		goto uncharge;
 	}
 	page = pagepool_addr(ds->pool, (uint32_t)pfn);
-	ret = pagemap_set(&inode->pages, index, pagemap_mk_resident((uint32_t)pfn));
+	ret = pagemap_set(&inode->pages, index, pagemap_mk_resident((uint32_t)pfn), NULL);
 	if (ret < 0) {
-		*err = (int)ret;
+		*err = ret;
 		goto free_page;
 	}
 	if (pagemap_kind(entry) == PAGEMAP_KIND_FILLED) {
@@ -148,8 +155,13 @@ ssize_t data_write_mem(struct data_space *ds, struct inode *inode, const void *b
 	return data_write(ds, inode, &src, off);
 }
 
-/* Where the bytes of one present-or-not page can be read from. */
-static const char *page_for_read(struct data_space *ds, uint64_t entry, unsigned int *nr_scratch)
+/*
+ * Where the bytes of one page can be read from.  A page filled with a
+ * non-zero word is expanded into the next page of *scratch, allocated on
+ * first need (DATA_MAX_READ_PAGES pages); NULL when that fails.
+ */
+static const char *page_for_read(struct data_space *ds, uint64_t entry, char **scratch,
+				 unsigned int *nr_scratch)
 {
 	char *page;
 
@@ -159,12 +171,11 @@ static const char *page_for_read(struct data_space *ds, uint64_t entry, unsigned
 	case PAGEMAP_KIND_FILLED:
 		if (!pagemap_fill(entry))
 			return zero_page;
-		if (!scratch) {
-			scratch = aligned_alloc(PAGE_SIZE, DATA_MAX_READ_PAGES * PAGE_SIZE);
-			if (!scratch)
-				abort(); /* a thread that cannot get 1 MiB cannot serve */
-		}
-		page = scratch + (size_t)(*nr_scratch)++ * PAGE_SIZE;
+		if (!*scratch)
+			*scratch = malloc(DATA_MAX_READ_PAGES * PAGE_SIZE);
+		if (!*scratch)
+			return NULL;
+		page = *scratch + (size_t)(*nr_scratch)++ * PAGE_SIZE;
 		fill_page(page, pagemap_fill(entry));
 		return page;
 	default:
@@ -173,7 +184,7 @@ static const char *page_for_read(struct data_space *ds, uint64_t entry, unsigned
 }
 
 int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, size_t len,
-	      struct iovec *iov)
+	      struct iovec *iov, char **scratch)
 {
 	unsigned int nr_scratch = 0;
 	int nr = 0;
@@ -186,8 +197,11 @@ int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, si
 		size_t in_page = off & (PAGE_SIZE - 1);
 		size_t n = PAGE_SIZE - in_page < len ? PAGE_SIZE - in_page : len;
 		uint64_t entry = pagemap_get(&inode->pages, off >> PAGE_SHIFT);
+		const char *page = page_for_read(ds, entry, scratch, &nr_scratch);
 
-		iov[nr].iov_base = (char *)page_for_read(ds, entry, &nr_scratch) + in_page;
+		if (!page)
+			return -ENOMEM;
+		iov[nr].iov_base = (char *)page + in_page;
 		iov[nr].iov_len = n;
 		nr++;
 		off += n;
@@ -210,9 +224,11 @@ size_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t 
 		size_t in_page = pos & (PAGE_SIZE - 1);
 		size_t n = PAGE_SIZE - in_page < len - done ? PAGE_SIZE - in_page : len - done;
 		uint64_t entry = pagemap_get(&inode->pages, pos >> PAGE_SHIFT);
-		unsigned int nr_scratch = 0;
 
-		memcpy((char *)buf + done, page_for_read(ds, entry, &nr_scratch) + in_page, n);
+		if (pagemap_kind(entry) == PAGEMAP_KIND_FILLED)
+			fill_page_range((char *)buf + done, pagemap_fill(entry), in_page, n);
+		else
+			memcpy((char *)buf + done, page_for_read(ds, entry, NULL, NULL) + in_page, n);
 		done += n;
 	}
 	return done;
@@ -238,7 +254,8 @@ static int zero_in_page(struct data_space *ds, struct inode *inode, uint64_t ind
 
 int data_truncate(struct data_space *ds, struct inode *inode, uint64_t size)
 {
-	if (size < inode->size) {
+	/* Equal sizes too: pages fallocated past the end go, as on tmpfs. */
+	if (size <= inode->size) {
 		size_t tail = size & (PAGE_SIZE - 1);
 		uint64_t first_gone = (size + PAGE_SIZE - 1) >> PAGE_SHIFT;
 		int err;
@@ -297,15 +314,21 @@ int data_allocate(struct data_space *ds, struct inode *inode, uint64_t off, uint
 	if (err)
 		return err;
 	for (index = first; index <= last; index++) {
-		int64_t ret;
+		int ret;
 
-		if (pagemap_get(&inode->pages, index) != PAGEMAP_HOLE)
+		entry = pagemap_get(&inode->pages, index);
+		if (pagemap_is_unwritten(entry)) {
+			/* tmpfs initialises a page fallocated twice: it is data now. */
+			pagemap_set(&inode->pages, index, pagemap_mk_filled(0), NULL);
 			continue;
-		ret = pagemap_set(&inode->pages, index, pagemap_mk_filled(0));
+		}
+		if (entry != PAGEMAP_HOLE)
+			continue;
+		ret = pagemap_set(&inode->pages, index, pagemap_mk_unwritten(), NULL);
 		if (ret < 0) {
 			/* Out of node memory: give back what was not placed. */
 			atomic_fetch_sub(&ds->nr_pages, nr_holes);
-			return (int)ret;
+			return ret;
 		}
 		atomic_fetch_add(&ds->nr_filled, 1);
 		nr_holes--;
@@ -315,21 +338,33 @@ int data_allocate(struct data_space *ds, struct inode *inode, uint64_t off, uint
 
 int64_t data_seek(const struct inode *inode, uint64_t off, int whence)
 {
-	uint64_t index = off >> PAGE_SHIFT, entry, pos;
+	uint64_t index = off >> PAGE_SHIFT, found, entry, pos;
 
 	if (off >= inode->size)
 		return -ENXIO;
-	if (whence == SEEK_DATA) {
-		if (!pagemap_next(&inode->pages, &index, UINT64_MAX, &entry))
-			return -ENXIO;
-		pos = index << PAGE_SHIFT;
-		if (pos < off)
-			pos = off;
-		return pos >= inode->size ? -ENXIO : (int64_t)pos;
+	/* Unwritten (fallocated) pages are holes to SEEK_*, as on tmpfs. */
+	for (;;) {
+		found = index;
+		if (!pagemap_next(&inode->pages, &found, UINT64_MAX, &entry)) {
+			if (whence == SEEK_DATA)
+				return -ENXIO;
+			break;
+		}
+		if (whence == SEEK_DATA) {
+			if (!pagemap_is_unwritten(entry)) {
+				index = found;
+				break;
+			}
+		} else if (found != index || pagemap_is_unwritten(entry)) {
+			break; /* index is a hole */
+		}
+		index = found + 1;
 	}
-	pos = pagemap_next_hole(&inode->pages, index) << PAGE_SHIFT;
+	pos = index << PAGE_SHIFT;
 	if (pos < off)
 		pos = off;
+	if (whence == SEEK_DATA)
+		return pos >= inode->size ? -ENXIO : (int64_t)pos;
 	return (int64_t)(pos < inode->size ? pos : inode->size);
 }
 

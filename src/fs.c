@@ -90,6 +90,31 @@ static void release_inode(void *ctx, struct inode *inode)
 		data_release(ds, inode);
 }
 
+/*
+ * A file's pages go at its last close once it has no name, as on tmpfs,
+ * not when the kernel finally forgets the inode.  inode->lock held.
+ */
+static void release_if_orphan(struct tierfs *fs, struct inode *inode)
+{
+	if (S_ISREG(inode->mode) && !inode->nlink && !inode->nr_open)
+		data_release(&fs->data, inode);
+}
+
+static void get_open(struct inode *inode)
+{
+	pthread_rwlock_wrlock(&inode->lock);
+	inode->nr_open++;
+	pthread_rwlock_unlock(&inode->lock);
+}
+
+static void put_open(struct tierfs *fs, struct inode *inode)
+{
+	pthread_rwlock_wrlock(&inode->lock);
+	inode->nr_open--;
+	release_if_orphan(fs, inode);
+	pthread_rwlock_unlock(&inode->lock);
+}
+
 /* Free an inode nobody can reach any more.  ns->lock held for writing. */
 static void drop_if_unused(struct tierfs *fs, struct inode *inode)
 {
@@ -113,10 +138,11 @@ static void touch(struct inode *inode, bool mtime, bool ctime)
 }
 
 /* Change a link count or a directory size; ns->lock held for writing. */
-static void add_nlink(struct inode *inode, int delta)
+static void add_nlink(struct tierfs *fs, struct inode *inode, int delta)
 {
 	pthread_rwlock_wrlock(&inode->lock);
 	inode->nlink += delta;
+	release_if_orphan(fs, inode);
 	pthread_rwlock_unlock(&inode->lock);
 }
 
@@ -242,6 +268,15 @@ static int setattr_locked(struct tierfs *fs, struct inode *inode, struct stat *a
 	    (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
 		       FUSE_SET_ATTR_SIZE)))
 		return -EPERM;
+	/*
+	 * Explicit times on an append-only file: refused, but "touch" (the
+	 * _NOW forms) is allowed.  The writeback cache's own time updates
+	 * carry CTIME and pass.
+	 */
+	if ((inode->flags & FS_APPEND_FL) && !(to_set & FUSE_SET_ATTR_CTIME) &&
+	    (((to_set & FUSE_SET_ATTR_ATIME) && !(to_set & FUSE_SET_ATTR_ATIME_NOW)) ||
+	     ((to_set & FUSE_SET_ATTR_MTIME) && !(to_set & FUSE_SET_ATTR_MTIME_NOW))))
+		return -EPERM;
 	if (to_set & FUSE_SET_ATTR_SIZE) {
 		if (!S_ISREG(inode->mode))
 			return S_ISDIR(inode->mode) ? -EISDIR : -EINVAL;
@@ -326,6 +361,7 @@ static int init_new_inode(fuse_req_t req, struct inode *dir, struct inode *inode
 	inode->uid = ctx->uid;
 	inode->gid = ctx->gid;
 	pthread_rwlock_rdlock(&dir->lock);
+	inode->flags = dir->flags & (FS_NODUMP_FL | FS_NOATIME_FL);
 	if (dir->mode & S_ISGID) {
 		inode->gid = dir->gid;
 		if (S_ISDIR(mode))
@@ -418,14 +454,16 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (err)
 		goto free_inode;
 	if (S_ISDIR(mode))
-		add_nlink(dir, 1);
+		add_nlink(fs, dir, 1);
 	add_dir_size(dir, 1);
 	touch(dir, true, true);
 	make_entry(fs, inode, &e);
 	pthread_rwlock_unlock(&fs->ns.lock);
 	if (fi) {
 		set_open_flags(fs, fi);
-		fuse_reply_create(req, &e, fi);
+		get_open(inode);
+		if (fuse_reply_create(req, &e, fi))
+			put_open(fs, inode);
 	} else {
 		fuse_reply_entry(req, &e);
 	}
@@ -496,10 +534,10 @@ static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, bo
 		goto unlock;
 	dir_remove(dir, d);
 	if (want_dir) {
-		add_nlink(victim, -(int)victim->nlink);
-		add_nlink(dir, -1);
+		add_nlink(fs, victim, -(int)victim->nlink);
+		add_nlink(fs, dir, -1);
 	} else {
-		add_nlink(victim, -1);
+		add_nlink(fs, victim, -1);
 	}
 	add_dir_size(dir, -1);
 	touch(victim, false, true);
@@ -521,16 +559,17 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 }
 
 /* Move directory inode from one parent to another: fix ".." and link counts. */
-static void reparent(struct inode *inode, struct inode *from, struct inode *to)
+static void reparent(struct tierfs *fs, struct inode *inode, struct inode *from,
+		     struct inode *to)
 {
 	if (!S_ISDIR(inode->mode) || from == to)
 		return;
 	dir_set_parent(inode, to);
-	add_nlink(from, -1);
-	add_nlink(to, 1);
+	add_nlink(fs, from, -1);
+	add_nlink(fs, to, 1);
 }
 
-static int rename_exchange(struct inode *sdir, struct dentry *sd, struct inode *ddir,
+static int rename_exchange(struct tierfs *fs, struct inode *sdir, struct dentry *sd, struct inode *ddir,
 			   struct dentry *dd)
 {
 	struct inode *a = sd->inode, *b = dd->inode;
@@ -539,8 +578,8 @@ static int rename_exchange(struct inode *sdir, struct dentry *sd, struct inode *
 		return -EPERM;
 	sd->inode = b;
 	dd->inode = a;
-	reparent(a, sdir, ddir);
-	reparent(b, ddir, sdir);
+	reparent(fs, a, sdir, ddir);
+	reparent(fs, b, ddir, sdir);
 	touch(a, false, true);
 	touch(b, false, true);
 	return 0;
@@ -576,7 +615,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		goto unlock;
 	}
 	if (flags & RENAME_EXCHANGE) {
-		err = dd ? rename_exchange(sdir, sd, ddir, dd) : -ENOENT;
+		err = dd ? rename_exchange(fs, sdir, sd, ddir, dd) : -ENOENT;
 		goto touch_dirs;
 	}
 	if (dd && (flags & RENAME_NOREPLACE)) {
@@ -614,10 +653,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		/* Reuse the target entry: nothing to allocate, nothing to undo. */
 		dd->inode = moved;
 		if (S_ISDIR(replaced->mode)) {
-			add_nlink(replaced, -(int)replaced->nlink);
-			add_nlink(ddir, -1);
+			add_nlink(fs, replaced, -(int)replaced->nlink);
+			add_nlink(fs, ddir, -1);
 		} else {
-			add_nlink(replaced, -1);
+			add_nlink(fs, replaced, -1);
 		}
 		touch(replaced, false, true);
 	} else {
@@ -631,7 +670,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		whiteout = NULL;
 	else
 		add_dir_size(sdir, -1);
-	reparent(moved, sdir, ddir);
+	reparent(fs, moved, sdir, ddir);
 	touch(moved, false, true);
 	if (replaced)
 		drop_if_unused(fs, replaced);
@@ -669,7 +708,7 @@ static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 	else
 		err = dir_add(dir, newname, strlen(newname), inode);
 	if (!err) {
-		add_nlink(inode, 1);
+		add_nlink(fs, inode, 1);
 		add_dir_size(dir, 1);
 		touch(inode, false, true);
 		touch(dir, true, true);
@@ -708,7 +747,18 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	set_open_flags(fs, fi);
-	fuse_reply_open(req, fi);
+	get_open(inode);
+	if (fuse_reply_open(req, fi))
+		put_open(fs, inode);
+}
+
+static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+
+	(void)fi;
+	put_open(fs, inode_of(fs, ino));
+	fuse_reply_err(req, 0);
 }
 
 /* relatime, as tmpfs mounts default to: at most daily, or once after a change. */
@@ -740,6 +790,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct tierfs *fs = fs_of(req);
 	struct inode *inode = inode_of(fs, ino);
 	struct iovec iov[DATA_MAX_READ_PAGES];
+	char *scratch = NULL;
 	size_t bytes = 0;
 	int nr;
 
@@ -747,11 +798,15 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (size > (size_t)1 << 20)
 		size = (size_t)1 << 20;
 	pthread_rwlock_rdlock(&inode->lock);
-	nr = data_read(&fs->data, inode, (uint64_t)off, size, iov);
+	nr = data_read(&fs->data, inode, (uint64_t)off, size, iov, &scratch);
 	for (int i = 0; i < nr; i++)
 		bytes += iov[i].iov_len;
-	fuse_reply_iov(req, iov, nr);
+	if (nr < 0)
+		fuse_reply_err(req, -nr);
+	else
+		fuse_reply_iov(req, iov, nr);
 	pthread_rwlock_unlock(&inode->lock);
+	free(scratch);
 	atomic_fetch_add_explicit(&fs->counters.nr_reads, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&fs->counters.bytes_read, bytes, memory_order_relaxed);
 	update_atime(inode);
@@ -805,17 +860,47 @@ static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 	fuse_reply_err(req, 0); /* memory is as durable as it gets */
 }
 
+/*
+ * An open directory remembers where its listing ends, so entries created
+ * while it is read are not returned and a create-per-getdents loop ends,
+ * as on tmpfs.  A rewind (offset 0) moves the end up to now.
+ */
+struct dir_handle {
+	atomic_uint_fast64_t end_cookie;
+};
+
 static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-	(void)ino;
-	fuse_reply_open(req, fi);
+	struct tierfs *fs = fs_of(req);
+	struct dir_handle *dh = malloc(sizeof(*dh));
+
+	if (!dh) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	pthread_rwlock_rdlock(&fs->ns.lock);
+	atomic_init(&dh->end_cookie, dir_end_cookie(inode_of(fs, ino)));
+	pthread_rwlock_unlock(&fs->ns.lock);
+	fi->fh = (uintptr_t)dh;
+	if (fuse_reply_open(req, fi))
+		free(dh);
 }
 
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, bool is_plus)
+static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	(void)ino;
+	free((struct dir_handle *)(uintptr_t)fi->fh);
+	fuse_reply_err(req, 0);
+}
+
+static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi, bool is_plus)
 {
 	struct tierfs *fs = fs_of(req);
+	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
 	struct inode *dir = inode_of(fs, ino);
 	char *buf = malloc(size);
+	uint64_t end;
 	size_t used = 0;
 	struct dentry *d;
 
@@ -824,6 +909,16 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 		return;
 	}
 	pthread_rwlock_rdlock(&fs->ns.lock);
+	if (!dir->nlink) {
+		/* Removed while open: its ".." may be gone too. */
+		pthread_rwlock_unlock(&fs->ns.lock);
+		free(buf);
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (off == 0)
+		atomic_store(&dh->end_cookie, dir_end_cookie(dir));
+	end = atomic_load(&dh->end_cookie);
 	/* Offsets 1 and 2 follow "." and ".."; then each entry's cookie. */
 	for (;;) {
 		struct fuse_entry_param e;
@@ -838,7 +933,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 			inode = dir_parent(dir), name = "..", next = 2;
 		} else {
 			d = dir_next(dir, (uint64_t)off);
-			if (!d)
+			if (!d || d->cookie >= end)
 				break;
 			inode = d->inode, name = d->name, next = d->cookie;
 		}
@@ -873,15 +968,13 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, b
 static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi)
 {
-	(void)fi;
-	do_readdir(req, ino, size, off, false);
+	do_readdir(req, ino, size, off, fi, false);
 }
 
 static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			   struct fuse_file_info *fi)
 {
-	(void)fi;
-	do_readdir(req, ino, size, off, true);
+	do_readdir(req, ino, size, off, fi, true);
 }
 
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -995,7 +1088,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		return;
 	}
 	pthread_rwlock_rdlock(&inode->lock);
-	ret = xattr_list_names(&inode->xattrs, buf, size);
+	ret = xattr_list_names(&inode->xattrs, fuse_req_ctx(req)->uid == 0, buf, size);
 	pthread_rwlock_unlock(&inode->lock);
 	if (ret < 0)
 		fuse_reply_err(req, (int)-ret);
@@ -1018,6 +1111,8 @@ static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 		err = -EPERM;
 	else
 		err = xattr_remove(&inode->xattrs, name);
+	if (err == -ENODATA && !strncmp(name, "system.", 7))
+		err = 0; /* removing an ACL that is not there: nothing to do */
 	if (!err)
 		now(&inode->ctime);
 	pthread_rwlock_unlock(&inode->lock);
@@ -1032,10 +1127,18 @@ static uint32_t xflags_of(uint32_t flags)
 	       (flags & FS_NOATIME_FL ? FS_XFLAG_NOATIME : 0);
 }
 
+static uint32_t flags_of_xflags(uint32_t xflags)
+{
+	return (xflags & FS_XFLAG_IMMUTABLE ? FS_IMMUTABLE_FL : 0) |
+	       (xflags & FS_XFLAG_APPEND ? FS_APPEND_FL : 0) |
+	       (xflags & FS_XFLAG_NODUMP ? FS_NODUMP_FL : 0) |
+	       (xflags & FS_XFLAG_NOATIME ? FS_NOATIME_FL : 0);
+}
+
 /*
  * chattr and lsattr: the kernel checks ownership and CAP_LINUX_IMMUTABLE
- * before it asks; like tmpfs, only i, a, d and A exist, and the xfs-style
- * FSSETXATTR is not supported.
+ * before it asks; like tmpfs, only i, a, d and A exist, and FSSETXATTR
+ * refuses project ids and extent sizes.
  */
 static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		     struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
@@ -1083,7 +1186,20 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 		fuse_reply_ioctl(req, 0, &fsx, sizeof(fsx));
 		return;
 	case FS_IOC_FSSETXATTR:
-		fuse_reply_err(req, EOPNOTSUPP);
+		if (in_bufsz < sizeof(fsx))
+			break;
+		memcpy(&fsx, in_buf, sizeof(fsx));
+		value = flags_of_xflags(fsx.fsx_xflags);
+		if (fsx.fsx_projid || fsx.fsx_extsize || fsx.fsx_cowextsize ||
+		    fsx.fsx_xflags != xflags_of(value)) {
+			fuse_reply_err(req, EOPNOTSUPP);
+			return;
+		}
+		pthread_rwlock_wrlock(&inode->lock);
+		inode->flags = value;
+		now(&inode->ctime);
+		pthread_rwlock_unlock(&inode->lock);
+		fuse_reply_ioctl(req, 0, NULL, 0);
 		return;
 	default:
 		fuse_reply_err(req, ENOTTY);
@@ -1233,9 +1349,11 @@ const struct fuse_lowlevel_ops tierfs_ops = {
 	.link = op_link,
 	.open = op_open,
 	.read = op_read,
+	.release = op_release,
 	.write_buf = op_write_buf,
 	.fsync = op_fsync,
 	.opendir = op_opendir,
+	.releasedir = op_releasedir,
 	.readdir = op_readdir,
 	.readdirplus = op_readdirplus,
 	.fsyncdir = op_fsync,

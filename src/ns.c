@@ -269,6 +269,11 @@ struct dentry *dir_next(const struct inode *inode, uint64_t after)
 	return NULL;
 }
 
+uint64_t dir_end_cookie(const struct inode *inode)
+{
+	return inode->dir->next_cookie;
+}
+
 size_t dir_nr_entries(const struct inode *inode)
 {
 	return inode->dir->nr_entries;

@@ -51,7 +51,7 @@ uint64_t pagemap_get(const struct pagemap *pm, uint64_t index)
 	return node->slots[index & (MAP_FANOUT - 1)];
 }
 
-static int64_t map_insert(struct pagemap *pm, uint64_t index, uint64_t entry)
+static int map_insert(struct pagemap *pm, uint64_t index, uint64_t entry, uint64_t *old_entry)
 {
 	struct pagemap_node *spare[2 * MAP_MAX_HEIGHT];
 	unsigned int nr_spare = 0, need = 0, height = pm->height, level;
@@ -117,7 +117,8 @@ static int64_t map_insert(struct pagemap *pm, uint64_t index, uint64_t entry)
 		pm->nr_entries++;
 	}
 	node->slots[index & (MAP_FANOUT - 1)] = entry;
-	return (int64_t)old;
+	*old_entry = old;
+	return 0;
 }
 
 static uint64_t map_remove(struct pagemap *pm, uint64_t index)
@@ -159,13 +160,19 @@ static uint64_t map_remove(struct pagemap *pm, uint64_t index)
 	return old;
 }
 
-int64_t pagemap_set(struct pagemap *pm, uint64_t index, uint64_t entry)
+int pagemap_set(struct pagemap *pm, uint64_t index, uint64_t entry, uint64_t *old)
 {
+	uint64_t ignored;
+
+	if (!old)
+		old = &ignored;
 	if (index > PAGEMAP_MAX_INDEX)
 		return -EFBIG;
-	if (entry == PAGEMAP_HOLE)
-		return (int64_t)map_remove(pm, index);
-	return map_insert(pm, index, entry);
+	if (entry == PAGEMAP_HOLE) {
+		*old = map_remove(pm, index);
+		return 0;
+	}
+	return map_insert(pm, index, entry, old);
 }
 
 static bool next_in(const struct pagemap_node *node, unsigned int level, uint64_t base,
@@ -204,39 +211,6 @@ bool pagemap_next(const struct pagemap *pm, uint64_t *index, uint64_t last, uint
 		return true;
 	*index = start;
 	return false;
-}
-
-/* First empty index >= start inside node, or UINT64_MAX if it is full. */
-static uint64_t hole_in(const struct pagemap_node *node, unsigned int level, uint64_t base,
-			uint64_t start)
-{
-	unsigned int shift = level * MAP_BITS;
-	unsigned int i = start > base ? (unsigned int)((start - base) >> shift) : 0;
-
-	for (; i < MAP_FANOUT; i++) {
-		uint64_t child_base = base + ((uint64_t)i << shift);
-		uint64_t from = start > child_base ? start : child_base;
-		uint64_t hole;
-
-		if (!node->slots[i])
-			return from;
-		if (level == 0)
-			continue;
-		hole = hole_in(child_of(node, i), level - 1, child_base, from);
-		if (hole != UINT64_MAX)
-			return hole;
-	}
-	return UINT64_MAX;
-}
-
-uint64_t pagemap_next_hole(const struct pagemap *pm, uint64_t index)
-{
-	uint64_t hole;
-
-	if (!pm->root || index >= capacity(pm->height))
-		return index;
-	hole = hole_in(pm->root, pm->height - 1, 0, index);
-	return hole == UINT64_MAX ? capacity(pm->height) : hole;
 }
 
 struct erase_args {

@@ -91,12 +91,15 @@ int xattr_remove(struct xattr_list *xl, const char *name)
 	return 0;
 }
 
-ssize_t xattr_list_names(const struct xattr_list *xl, char *buf, size_t size)
+ssize_t xattr_list_names(const struct xattr_list *xl, bool has_trusted, char *buf, size_t size)
 {
 	size_t len = 0;
 
 	for (struct xattr *x = xl->head; x; x = x->next) {
 		size_t n = strlen(x->name) + 1;
+
+		if (!has_trusted && !strncmp(x->name, "trusted.", 8))
+			continue;
 
 		if (size) {
 			if (len + n > size)
@@ -140,10 +143,16 @@ static struct acl_entry *acl_entries(const void *value)
 	return (struct acl_entry *)((char *)value + sizeof(uint32_t));
 }
 
+/*
+ * The kernel's rules (posix_acl_valid): entries sorted by tag, one each of
+ * user_obj, group_obj and other, named users and groups in increasing id
+ * order, and a mask whenever there are named entries.
+ */
 int acl_valid(const void *value, size_t size)
 {
-	uint32_t version;
-	unsigned int seen = 0;
+	enum { NEED_USER_OBJ, IN_USERS, IN_GROUPS, NEED_OTHER, DONE } state = NEED_USER_OBJ;
+	bool needs_mask = false, has_prev = false;
+	uint32_t version, prev_id = 0;
 	struct acl_entry e;
 
 	if (size < sizeof(uint32_t) || (size - sizeof(uint32_t)) % sizeof(e))
@@ -151,18 +160,48 @@ int acl_valid(const void *value, size_t size)
 	memcpy(&version, value, sizeof(version));
 	if (version != ACL_XATTR_VERSION)
 		return -EINVAL;
+	if (!acl_count(size))
+		return 0; /* no ACL at all */
 	for (size_t i = 0; i < acl_count(size); i++) {
-		memcpy(&e, (char *)value + sizeof(uint32_t) + i * sizeof(e), sizeof(e));
+		memcpy(&e, (const char *)value + sizeof(uint32_t) + i * sizeof(e), sizeof(e));
 		if (e.perm & ~7u)
 			return -EINVAL;
-		seen |= e.tag;
+		switch (e.tag) {
+		case ACL_USER_OBJ:
+			if (state != NEED_USER_OBJ)
+				return -EINVAL;
+			state = IN_USERS;
+			break;
+		case ACL_USER:
+		case ACL_GROUP:
+			if (state != (e.tag == ACL_USER ? IN_USERS : IN_GROUPS) ||
+			    (has_prev && e.id <= prev_id))
+				return -EINVAL;
+			prev_id = e.id;
+			has_prev = true;
+			needs_mask = true;
+			break;
+		case ACL_GROUP_OBJ:
+			if (state != IN_USERS)
+				return -EINVAL;
+			state = IN_GROUPS;
+			has_prev = false;
+			break;
+		case ACL_MASK:
+			if (state != IN_GROUPS)
+				return -EINVAL;
+			state = NEED_OTHER;
+			break;
+		case ACL_OTHER:
+			if (state != NEED_OTHER && (state != IN_GROUPS || needs_mask))
+				return -EINVAL;
+			state = DONE;
+			break;
+		default:
+			return -EINVAL;
+		}
 	}
-	if ((seen & (ACL_USER_OBJ | ACL_GROUP_OBJ | ACL_OTHER)) !=
-	    (ACL_USER_OBJ | ACL_GROUP_OBJ | ACL_OTHER))
-		return acl_count(size) ? -EINVAL : 0;
-	if ((seen & (ACL_USER | ACL_GROUP)) && !(seen & ACL_MASK))
-		return -EINVAL;
-	return 0;
+	return state == DONE ? 0 : -EINVAL;
 }
 
 mode_t acl_apply_to_mode(const void *value, size_t size, mode_t mode, bool *is_equiv)

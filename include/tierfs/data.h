@@ -42,12 +42,14 @@ ssize_t data_write_mem(struct data_space *ds, struct inode *inode, const void *b
 
 /*
  * Describe up to len bytes at off (clamped to the size) as iovecs pointing
- * into the pool, a shared zero page or a per-thread scratch page, valid
- * until the lock is dropped or the thread reads again.  iov must hold
- * DATA_MAX_READ_PAGES; len at most 1 MiB.  Returns the number of iovecs.
+ * into the pool, a shared zero page or *scratch, a buffer data_read
+ * allocates when a page must be expanded (the caller frees it after the
+ * reply; start with NULL).  Valid until the inode lock is dropped.  iov must
+ * hold DATA_MAX_READ_PAGES; len at most 1 MiB.  Returns the number of
+ * iovecs or -ENOMEM.
  */
 int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, size_t len,
-	      struct iovec *iov);
+	      struct iovec *iov, char **scratch);
 
 /* Copy up to len bytes at off into buf.  Returns bytes copied. */
 size_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t off, void *buf,

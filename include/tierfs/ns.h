@@ -38,6 +38,7 @@ struct inode {
 	uint64_t ino;			/* st_ino; never reused */
 	atomic_uint_fast64_t nlookup;	/* references the kernel holds */
 	uint32_t nlink;
+	uint32_t nr_open;		/* open files (kernel file structs) */
 	mode_t mode;
 	uid_t uid;
 	gid_t gid;
@@ -95,7 +96,10 @@ void ns_destroy(struct ns *ns, void (*release)(void *ctx, struct inode *inode), 
 int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev,
 		 struct inode **out);
 
-/* Free an inode whose data the caller already released.  ns->lock held. */
+/*
+ * Free an inode whose file data the caller already released; its directory
+ * table, symlink target and xattrs go with it.  ns->lock held (write).
+ */
 void ns_inode_free(struct ns *ns, struct inode *inode);
 
 /* The entry name in dir, or NULL.  ns->lock held (read). */
@@ -111,6 +115,9 @@ void dir_remove(struct inode *dir, struct dentry *d);
 struct dentry *dir_next(const struct inode *dir, uint64_t after);
 
 size_t dir_nr_entries(const struct inode *dir);
+
+/* The cookie the next entry added to dir will get.  ns->lock. */
+uint64_t dir_end_cookie(const struct inode *dir);
 
 /* The parent directory (the root is its own parent).  ns->lock. */
 struct inode *dir_parent(const struct inode *dir);

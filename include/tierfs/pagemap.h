@@ -18,6 +18,8 @@
  *   0                      a hole: reads as zeros, holds no memory
  *   pfn << 2 | 1           resident: the page pool's page number pfn
  *   fill << 32 | 2         same-filled: every 32-bit word of the page is fill
+ *   1 << 2 | 2             unwritten: allocated by fallocate, reads as zeros,
+ *                          and counts as a hole for SEEK_DATA like tmpfs's
  *   slot << 2 | 3          swapped: a slot in the swap backend
  * so that every present page, wherever it lives, is one word in the map.
  */
@@ -40,6 +42,14 @@ static inline uint64_t pagemap_mk_resident(uint32_t pfn)
 static inline uint64_t pagemap_mk_filled(uint32_t fill)
 {
 	return (uint64_t)fill << 32 | PAGEMAP_KIND_FILLED;
+}
+static inline uint64_t pagemap_mk_unwritten(void)
+{
+	return 1ULL << 2 | PAGEMAP_KIND_FILLED;
+}
+static inline bool pagemap_is_unwritten(uint64_t entry)
+{
+	return entry == pagemap_mk_unwritten();
 }
 static inline uint64_t pagemap_mk_swapped(uint64_t slot)
 {
@@ -78,12 +88,12 @@ struct pagemap {
 uint64_t pagemap_get(const struct pagemap *pm, uint64_t index);
 
 /*
- * Store entry at index (PAGEMAP_HOLE erases it and frees empty nodes).
- * Returns the entry that was there before, or -ENOMEM (as a negative value
- * cast to int64_t) when a node could not be allocated; on error the map is
- * unchanged.
+ * Store entry at index (PAGEMAP_HOLE erases it and frees empty nodes); the
+ * entry that was there goes to *old unless old is NULL.  Returns 0, -EFBIG
+ * past PAGEMAP_MAX_INDEX, or -ENOMEM when a node could not be allocated; on
+ * error the map is unchanged.
  */
-int64_t pagemap_set(struct pagemap *pm, uint64_t index, uint64_t entry);
+int pagemap_set(struct pagemap *pm, uint64_t index, uint64_t entry, uint64_t *old);
 
 /*
  * Find the first present entry with index in [*index, last].  On success
@@ -91,12 +101,9 @@ int64_t pagemap_set(struct pagemap *pm, uint64_t index, uint64_t entry);
  */
 bool pagemap_next(const struct pagemap *pm, uint64_t *index, uint64_t last, uint64_t *entry);
 
-/* The first index >= index that holds no entry. */
-uint64_t pagemap_next_hole(const struct pagemap *pm, uint64_t index);
-
 /*
  * Erase every entry in [first, last], calling release(ctx, index, entry) on
- * each before it goes.  Returns how many entries were erased.
+ * each before it goes (release may be NULL).  Returns how many were erased.
  */
 uint64_t pagemap_erase_range(struct pagemap *pm, uint64_t first, uint64_t last,
 			     void (*release)(void *ctx, uint64_t index, uint64_t entry), void *ctx);

@@ -45,13 +45,17 @@ const void *xattr_peek(const struct xattr_list *xl, const char *name, size_t *si
 /* Returns 0 or -ENODATA. */
 int xattr_remove(struct xattr_list *xl, const char *name);
 
-/* NUL-separated names, like listxattr(2).  Returns the length, or -ERANGE. */
-ssize_t xattr_list_names(const struct xattr_list *xl, char *buf, size_t size);
+/*
+ * NUL-separated names, like listxattr(2); trusted.* only for callers
+ * has_trusted (CAP_SYS_ADMIN).  Returns the length, or -ERANGE.
+ */
+ssize_t xattr_list_names(const struct xattr_list *xl, bool has_trusted, char *buf, size_t size);
 
 void xattr_clear(struct xattr_list *xl);
 
 /*
- * Check a POSIX ACL in the kernel's xattr form.  Returns 0 or -EINVAL.
+ * Check a POSIX ACL in the kernel's xattr form as the kernel does; a header
+ * with no entries (no ACL) is valid.  Returns 0 or -EINVAL.
  */
 int acl_valid(const void *value, size_t size);
 
