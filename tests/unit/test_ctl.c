@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of the control requests, answered in memory by ctl_handle() on
+ * a filesystem set up with tierfs_init(): "stats", "stats json" (one JSON
+ * object with the documented keys and values), unknown requests, and a
+ * reply buffer too small for the reply.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "tierfs/ctl.h"
+#include "tierfs/fs.h"
+#include "check.h"
+
+#define RAM (1ULL << 30)
+
+/* A small JSON reader: objects, strings, numbers and literals, nothing more. */
+static void json_skip_ws(const char **p)
+{
+	while (**p == ' ' || **p == '\t' || **p == '\n' || **p == '\r')
+		(*p)++;
+}
+
+static bool json_string(const char **p)
+{
+	if (**p != '"')
+		return false;
+	for ((*p)++; **p != '"'; (*p)++) {
+		if (!**p || (unsigned char)**p < 0x20)
+			return false;
+		if (**p == '\\' && !*++*p)
+			return false;
+	}
+	(*p)++;
+	return true;
+}
+
+static bool json_number(const char **p)
+{
+	if (**p == '-')
+		(*p)++;
+	if (!isdigit((unsigned char)**p))
+		return false;
+	if (**p == '0' && isdigit((unsigned char)(*p)[1]))
+		return false;
+	while (isdigit((unsigned char)**p))
+		(*p)++;
+	if (**p == '.') {
+		(*p)++;
+		if (!isdigit((unsigned char)**p))
+			return false;
+		while (isdigit((unsigned char)**p))
+			(*p)++;
+	}
+	return true;
+}
+
+static bool json_value(const char **p, int depth);
+
+static bool json_object(const char **p, int depth)
+{
+	if (**p != '{' || depth > 8)
+		return false;
+	(*p)++;
+	json_skip_ws(p);
+	if (**p == '}') {
+		(*p)++;
+		return true;
+	}
+	for (;;) {
+		json_skip_ws(p);
+		if (!json_string(p))
+			return false;
+		json_skip_ws(p);
+		if (**p != ':')
+			return false;
+		(*p)++;
+		json_skip_ws(p);
+		if (!json_value(p, depth + 1))
+			return false;
+		json_skip_ws(p);
+		if (**p == '}') {
+			(*p)++;
+			return true;
+		}
+		if (**p != ',')
+			return false;
+		(*p)++;
+	}
+}
+
+static bool json_value(const char **p, int depth)
+{
+	static const char *const literals[] = { "true", "false", "null" };
+
+	if (**p == '{')
+		return json_object(p, depth);
+	if (**p == '"')
+		return json_string(p);
+	for (int i = 0; i < 3; i++)
+		if (!strncmp(*p, literals[i], strlen(literals[i]))) {
+			*p += strlen(literals[i]);
+			return true;
+		}
+	return json_number(p);
+}
+
+/* Exactly one JSON object, then at most whitespace. */
+static bool json_is_one_object(const char *s)
+{
+	json_skip_ws(&s);
+	if (!json_object(&s, 0))
+		return false;
+	json_skip_ws(&s);
+	return *s == '\0';
+}
+
+/*
+ * Where "key": appears inside the object named parent (NULL: the top
+ * level), or NULL.  Keys here never contain braces or quotes.
+ */
+static const char *json_find(const char *json, const char *parent, const char *key)
+{
+	char needle[128];
+	const char *start = json, *p;
+	int depth = 0, want = 1;
+
+	if (parent) {
+		snprintf(needle, sizeof(needle), "\"%s\":", parent);
+		start = json_find(json, NULL, parent);
+		if (!start)
+			return NULL;
+		start += strlen(needle);
+		json_skip_ws(&start);
+		if (*start != '{')
+			return NULL;
+		json = start;
+	}
+	snprintf(needle, sizeof(needle), "\"%s\":", key);
+	for (p = json; *p; p++) {
+		if (*p == '{')
+			depth++;
+		else if (*p == '}' && --depth <= 0 && parent)
+			return NULL;
+		else if (depth == want && !strncmp(p, needle, strlen(needle)))
+			return p;
+	}
+	return NULL;
+}
+
+/* The number stored under key in parent (NULL: top level); false if absent. */
+static bool json_u64(const char *json, const char *parent, const char *key, uint64_t *out)
+{
+	const char *p = json_find(json, parent, key);
+	char *end;
+
+	if (!p)
+		return false;
+	p += strlen(key) + 3;
+	json_skip_ws(&p);
+	if (!isdigit((unsigned char)*p))
+		return false;
+	*out = strtoull(p, &end, 10);
+	return true;
+}
+
+/* The value printed after key at the start of a line of the text form, or NULL. */
+static const char *text_value(const char *text, const char *key)
+{
+	size_t len = strlen(key);
+
+	for (const char *line = text; line && *line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		while (*line == ' ')
+			line++;
+		if (!strncmp(line, key, len) && line[len] == ' ') {
+			line += len;
+			while (*line == ' ')
+				line++;
+			return line;
+		}
+	}
+	return NULL;
+}
+
+static void check_json_key(const char *json, const char *parent, const char *key, uint64_t expected)
+{
+	uint64_t v = UINT64_MAX;
+
+	check_set_context("%s%s%s", parent ? parent : "", parent ? "." : "", key);
+	if (CHECK(json_u64(json, parent, key, &v)))
+		CHECK_EQ(expected, v);
+	check_clear_context();
+}
+
+static void test_stats(struct tierfs *fs)
+{
+	static char buf[CTL_REPLY_MAX];
+	const char *json = buf + 3, *v;
+	uint64_t n;
+
+	/* JSON: one object, the documented keys, the values of this filesystem. */
+	memset(buf, 0, sizeof(buf));
+	CHECK_EQ(0, ctl_handle(fs, "stats json", buf, sizeof(buf)));
+	if (!CHECK(!strncmp(buf, "ok\n", 3))) {
+		printf("     reply: \"%.200s\"\n", buf);
+		return;
+	}
+	if (!CHECK(json_is_one_object(json)))
+		printf("     reply: \"%.400s\"\n", json);
+	CHECK_EQ('\n', buf[strlen(buf) - 1]);
+	CHECK(strchr(json, '\n') == json + strlen(json) - 1);
+
+	check_json_key(json, NULL, "size_bytes", 1ULL << 20);
+	check_json_key(json, NULL, "data_bytes", 3 * PAGE_SIZE);
+	check_json_key(json, NULL, "resident_bytes", 2 * PAGE_SIZE);
+	check_json_key(json, NULL, "same_filled_pages", 1);
+	check_json_key(json, NULL, "inodes", 2);
+	check_json_key(json, NULL, "max_inodes", 100);
+	CHECK(json_find(json, NULL, "pool") != NULL);
+	CHECK(json_find(json, NULL, "requests") != NULL);
+	check_json_key(json, "pool", "reserved_bytes", 1ULL << 20);
+	check_json_key(json, "requests", "reads", 0);
+	check_json_key(json, "requests", "writes", 0);
+	check_json_key(json, "requests", "enospc", 0);
+	/* Nested keys are not at the top, top keys are not nested. */
+	CHECK(json_find(json, NULL, "reserved_bytes") == NULL);
+	CHECK(json_find(json, "pool", "size_bytes") == NULL);
+	CHECK(json_find(json, "requests", "reserved_bytes") == NULL);
+	if (CHECK(json_u64(json, "pool", "backed_bytes", &n)))
+		CHECK(n >= 2 * PAGE_SIZE);
+
+	/* Text: "ok", then a line a key, byte counts in binary units. */
+	memset(buf, 0, sizeof(buf));
+	CHECK_EQ(0, ctl_handle(fs, "stats", buf, sizeof(buf)));
+	CHECK(!strncmp(buf, "ok\n", 3));
+	CHECK(buf[3] != '{');
+	v = text_value(buf, "size_bytes");
+	CHECK(v && !strncmp(v, "1.0 MiB\n", 8));
+	v = text_value(buf, "data_bytes");
+	CHECK(v && !strncmp(v, "12.0 KiB\n", 9));
+	v = text_value(buf, "inodes");
+	CHECK(v && !strncmp(v, "2\n", 2));
+	v = text_value(buf, "same_filled_pages");
+	CHECK(v && !strncmp(v, "1\n", 2));
+	CHECK(strstr(buf, "\npool:\n") != NULL);
+	CHECK(strstr(buf, "\nrequests:\n") != NULL);
+	CHECK(strstr(buf, "\n  reserved_bytes") != NULL);
+}
+
+static void test_errors(struct tierfs *fs)
+{
+	static const char *const requests[] = { "frobnicate",  "",	"stats jsonx", "STATS",
+						"stats  json", " stats" };
+	char buf[512];
+
+	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
+		check_set_context("request \"%s\"", requests[i]);
+		memset(buf, 0, sizeof(buf));
+		CHECK(ctl_handle(fs, requests[i], buf, sizeof(buf)) < 0);
+		if (!CHECK(!strncmp(buf, "error:", 6)))
+			printf("     reply: \"%.200s\"\n", buf);
+	}
+	check_clear_context();
+	ctl_handle(fs, "frobnicate", buf, sizeof(buf));
+	CHECK(strstr(buf, "frobnicate") != NULL);
+}
+
+/* A reply buffer too small: NUL-terminated, nothing written past it. */
+static void test_small_buffer(struct tierfs *fs)
+{
+	char buf[64];
+	bool is_clean = true;
+
+	for (size_t size = 1; size <= 24; size += 23) {
+		memset(buf, 'Z', sizeof(buf));
+		ctl_handle(fs, "stats json", buf, size);
+		check_set_context("size %zu", size);
+		CHECK_EQ(size - 1, strnlen(buf, sizeof(buf)));
+		for (size_t i = size; i < sizeof(buf); i++)
+			if (buf[i] != 'Z')
+				is_clean = false;
+		CHECK(is_clean);
+
+		memset(buf, 'Z', sizeof(buf));
+		ctl_handle(fs, "frobnicate-a-long-request-name", buf, size);
+		CHECK(strnlen(buf, sizeof(buf)) < size);
+		for (size_t i = size; i < sizeof(buf); i++)
+			if (buf[i] != 'Z')
+				is_clean = false;
+		CHECK(is_clean);
+	}
+	check_clear_context();
+}
+
+int main(void)
+{
+	char *argv[] = { "tierfs", "-o", "size=1m,nr_inodes=100", "/mnt", NULL };
+	struct tierfs_options opts;
+	struct tierfs fs;
+	struct inode *file = NULL;
+	char err[256] = "";
+	int ret;
+
+	if (!CHECK_EQ(0, options_parse(4, argv, RAM, &opts, err, sizeof(err)))) {
+		printf("     %s\n", err);
+		return check_done("ctl");
+	}
+	ret = tierfs_init(&fs, &opts, RAM);
+	if (!CHECK_EQ(0, ret))
+		return check_done("ctl");
+
+	/* One file: two resident pages and one fallocated. */
+	CHECK_EQ(0, ns_inode_new(&fs.ns, S_IFREG | 0644, 0, 0, 0, &file));
+	if (file) {
+		static char data[5000];
+
+		memset(data, 'd', sizeof(data));
+		CHECK_EQ(5000, data_write_mem(&fs.data, file, data, sizeof(data), 0));
+		CHECK_EQ(0, data_allocate(&fs.data, file, 2 * PAGE_SIZE, 1));
+		file->nlink = 1;
+		CHECK_EQ(0, dir_add(fs.ns.root, "f", 1, file));
+	}
+
+	test_stats(&fs);
+	test_errors(&fs);
+	test_small_buffer(&fs);
+	tierfs_destroy(&fs);
+	return check_done("ctl");
+}

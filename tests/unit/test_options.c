@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of option parsing: sizes with suffixes and percentages, the
+ * defaults, tierfs's own keys, flags passed to the kernel, fstab-only flags,
+ * the positional forms, and errors that name the offending option.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "tierfs/options.h"
+#include "check.h"
+
+#define RAM (8ULL << 30)
+#define ARGC(argv) ((int)(sizeof(argv) / sizeof((argv)[0])) - 1)
+
+/* Whether a comma list holds opt as a whole item. */
+static bool has_opt(const char *list, const char *opt)
+{
+	size_t len = strlen(opt);
+
+	for (const char *p = list; *p;) {
+		const char *comma = strchr(p, ',');
+		size_t n = comma ? (size_t)(comma - p) : strlen(p);
+
+		if (n == len && !strncmp(p, opt, len))
+			return true;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	return false;
+}
+
+static void test_parse_size(void)
+{
+	static const struct {
+		const char *s;
+		uint64_t whole, value;
+	} good[] = {
+		{ "0", 0, 0 },
+		{ "123", 0, 123 },
+		{ "4096", 0, 4096 },
+		{ "1k", 0, 1ULL << 10 },
+		{ "1K", 0, 1ULL << 10 },
+		{ "3m", 0, 3ULL << 20 },
+		{ "3M", 0, 3ULL << 20 },
+		{ "2g", 0, 2ULL << 30 },
+		{ "2G", 0, 2ULL << 30 },
+		{ "5t", 0, 5ULL << 40 },
+		{ "5T", 0, 5ULL << 40 },
+		{ "7p", 0, 7ULL << 50 },
+		{ "1e", 0, 1ULL << 60 },
+		{ "15E", 0, 15ULL << 60 },
+		{ "18446744073709551615", 0, UINT64_MAX },
+		{ "16777215t", 0, 16777215ULL << 40 },
+		{ "50%", 1000, 500 },
+		{ "100%", 1000, 1000 },
+		{ "0%", 1000, 0 },
+		{ "33%", RAM, RAM * 33 / 100 },
+		{ "1%", UINT64_MAX, UINT64_MAX / 100 },
+	};
+	static const char *const bad[] = {
+		"abc",	"-1",	     "+1",
+		"1x",	"",	     "99999999999e",
+		"16e",	"16777216t", "18446744073709551616",
+		"k",	"%",	     "1kb",
+		"1k%",	"1%%",	     "1.5g",
+		"0x10", "1 k",	     "--1",
+	};
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		uint64_t v = 0xdead;
+
+		check_set_context("options_parse_size(\"%s\", %" PRIu64 ")", good[i].s,
+				  good[i].whole);
+		CHECK_EQ(0, options_parse_size(good[i].s, good[i].whole, &v));
+		CHECK_EQ(good[i].value, v);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		uint64_t v = 0xdead;
+
+		check_set_context("options_parse_size(\"%s\")", bad[i]);
+		CHECK_EQ(-EINVAL, options_parse_size(bad[i], RAM, &v));
+		CHECK_EQ(0xdead, v);
+	}
+	check_clear_context();
+}
+
+static void test_defaults(void)
+{
+	char *argv[] = { "tierfs", "/mnt/x", NULL };
+	struct tierfs_options o;
+	char err[256] = "";
+
+	CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	CHECK_STR("", err);
+	CHECK_EQ(RAM / 2, o.size);
+	CHECK_EQ(RAM / 4096 / 2, o.nr_inodes);
+	CHECK_EQ(01777, o.mode);
+	CHECK_EQ(getuid(), o.uid);
+	CHECK_EQ(getgid(), o.gid);
+	CHECK_EQ(CACHE_AUTO, o.cache);
+	CHECK(!o.foreground);
+	CHECK(!o.debug);
+	CHECK(!o.single_thread);
+	CHECK_STR("tierfs", o.source);
+	CHECK_STR("/mnt/x", o.mountpoint);
+	/* Root mounts for everyone, like tmpfs. */
+	CHECK_EQ(getuid() == 0, o.allow_other);
+	CHECK_EQ(getuid() == 0, has_opt(o.kernel_opts, "allow_other"));
+
+	/* Another amount of RAM, other defaults. */
+	CHECK_EQ(0, options_parse(ARGC(argv), argv, 1ULL << 30, &o, err, sizeof(err)));
+	CHECK_EQ(512ULL << 20, o.size);
+	CHECK_EQ(131072, o.nr_inodes);
+}
+
+static void test_own_keys(void)
+{
+	char *argv[] = { "tierfs", "-o", "size=1g,nr_inodes=1k,mode=0700,uid=12,gid=34,cache=never",
+			 "/mnt", NULL };
+	char *argv_pct[] = {
+		"tierfs",   "/mnt", "-osize=25%,nr_inodes=10%", "-o", "cache=always", "-o",
+		"mode=755", NULL
+	};
+	char *argv_zero[] = { "tierfs", "-o", "size=0,nr_inodes=0,cache=auto", "/mnt", NULL };
+	char *argv_last[] = { "tierfs", "-o", "size=1m", "-o", "size=2m,uid=0", "/mnt", NULL };
+	struct tierfs_options o;
+	char err[256] = "";
+
+	CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(1ULL << 30, o.size);
+	CHECK_EQ(1024, o.nr_inodes);
+	CHECK_EQ(0700, o.mode);
+	CHECK_EQ(12, o.uid);
+	CHECK_EQ(34, o.gid);
+	CHECK_EQ(CACHE_NEVER, o.cache);
+	CHECK_STR("/mnt", o.mountpoint);
+	/* tierfs's own keys are not handed to the kernel. */
+	CHECK(!strstr(o.kernel_opts, "size"));
+	CHECK(!strstr(o.kernel_opts, "mode"));
+	CHECK(!strstr(o.kernel_opts, "cache"));
+
+	/* % of RAM for size, of RAM pages for nr_inodes; -oLIST and -o LIST. */
+	CHECK_EQ(0, options_parse(ARGC(argv_pct), argv_pct, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(RAM / 4, o.size);
+	CHECK_EQ(RAM / 4096 / 10, o.nr_inodes);
+	CHECK_EQ(CACHE_ALWAYS, o.cache);
+	CHECK_EQ(0755, o.mode);
+
+	CHECK_EQ(0, options_parse(ARGC(argv_zero), argv_zero, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(0, o.size);
+	CHECK_EQ(0, o.nr_inodes);
+	CHECK_EQ(CACHE_AUTO, o.cache);
+
+	/* A later value wins. */
+	CHECK_EQ(0, options_parse(ARGC(argv_last), argv_last, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(2ULL << 20, o.size);
+	CHECK_EQ(0, o.uid);
+}
+
+/* Each of these fails with -EINVAL and a message naming the option. */
+static void test_bad_options(void)
+{
+	static const struct {
+		const char *opts;
+		const char *named;
+	} cases[] = {
+		{ "foo=bar", "foo" },
+		{ "bogus", "bogus" },
+		{ "size=abc", "size" },
+		{ "size=-1", "size" },
+		{ "size=1x", "size" },
+		{ "size=", "size" },
+		{ "size", "size" },
+		{ "size=99999999999e", "size" },
+		{ "nr_inodes=-1", "nr_inodes" },
+		{ "nr_inodes=lots", "nr_inodes" },
+		{ "mode=8", "mode" },
+		{ "mode=17777", "mode" },
+		{ "mode=rwx", "mode" },
+		{ "mode=-7", "mode" },
+		{ "uid=x", "uid" },
+		{ "uid=-5", "uid" },
+		{ "uid=4294967295", "uid" },
+		{ "uid=99999999999", "uid" },
+		{ "gid=1.5", "gid" },
+		{ "gid=", "gid" },
+		{ "cache=sometimes", "cache" },
+		{ "cache=", "cache" },
+		{ "ro=1", "ro" },
+		{ "size=1m,colour=blue", "colour" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char opts[128];
+		char *argv[] = { "tierfs", "-o", opts, "/mnt", NULL };
+		struct tierfs_options o;
+		char err[256] = "";
+
+		snprintf(opts, sizeof(opts), "%s", cases[i].opts);
+		check_set_context("-o %s", cases[i].opts);
+		CHECK_EQ(-EINVAL, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		if (!CHECK(strstr(err, cases[i].named) != NULL))
+			printf("     message: \"%s\"\n", err);
+	}
+	check_clear_context();
+}
+
+static void test_kernel_flags(void)
+{
+	static const char *const passed[] = { "ro",	"noatime", "nosuid",  "nodev",
+					      "noexec", "sync",	   "dirsync", "relatime" };
+	static const char *const dropped[] = { "defaults", "noauto",	"nofail",
+					       "_netdev",  "x-foo=bar", "x-systemd.automount",
+					       "auto",	   "user",	"users",
+					       "nouser" };
+	char *argv[] = { "tierfs", "-o", "ro,noatime,nosuid,nodev,noexec,sync,dirsync,relatime",
+			 "/mnt", NULL };
+	char *argv_fstab[] = {
+		"tierfs", "/mnt", "-o",
+		"defaults,noauto,nofail,_netdev,x-foo=bar,x-systemd.automount,auto,user,users,nouser",
+		NULL
+	};
+	char *argv_mixed[] = { "tierfs", "-o", "rw,defaults,size=1m,nosuid,x-a=b", "/mnt", NULL };
+	struct tierfs_options o;
+	char err[256] = "";
+
+	CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	for (size_t i = 0; i < sizeof(passed) / sizeof(passed[0]); i++) {
+		check_set_context("kernel_opts \"%s\" has %s", o.kernel_opts, passed[i]);
+		CHECK(has_opt(o.kernel_opts, passed[i]));
+	}
+	check_clear_context();
+
+	memset(err, 0, sizeof(err));
+	CHECK_EQ(0, options_parse(ARGC(argv_fstab), argv_fstab, RAM, &o, err, sizeof(err)));
+	CHECK_STR("", err);
+	for (size_t i = 0; i < sizeof(dropped) / sizeof(dropped[0]); i++) {
+		check_set_context("kernel_opts \"%s\" lacks %s", o.kernel_opts, dropped[i]);
+		CHECK(!has_opt(o.kernel_opts, dropped[i]));
+	}
+	check_clear_context();
+	CHECK(!strstr(o.kernel_opts, "x-"));
+
+	CHECK_EQ(0, options_parse(ARGC(argv_mixed), argv_mixed, RAM, &o, err, sizeof(err)));
+	CHECK(has_opt(o.kernel_opts, "rw"));
+	CHECK(has_opt(o.kernel_opts, "nosuid"));
+	CHECK(!has_opt(o.kernel_opts, "defaults"));
+	CHECK(!strstr(o.kernel_opts, "x-a"));
+	CHECK_EQ(1ULL << 20, o.size);
+}
+
+static void test_positional_and_flags(void)
+{
+	char *argv_two[] = { "tierfs", "none", "/mnt/y", NULL };
+	char *argv_flags[] = { "tierfs", "-f", "/mnt", "-s", NULL };
+	char *argv_debug[] = { "tierfs", "-d", "/mnt", NULL };
+	char *argv_three[] = { "tierfs", "a", "b", "c", NULL };
+	char *argv_none[] = { "tierfs", "-f", NULL };
+	char *argv_dangling[] = { "tierfs", "/mnt", "-o", NULL };
+	char *argv_unknown[] = { "tierfs", "/mnt", "-x", NULL };
+	char *argv_help[] = { "tierfs", "--help", NULL };
+	char *argv_h[] = { "tierfs", "/mnt", "-h", NULL };
+	char *argv_version[] = { "tierfs", "--version", NULL };
+	struct tierfs_options o;
+	char err[256];
+
+	/* mount(8) form: SOURCE MOUNTPOINT. */
+	CHECK_EQ(0, options_parse(ARGC(argv_two), argv_two, RAM, &o, err, sizeof(err)));
+	CHECK_STR("none", o.source);
+	CHECK_STR("/mnt/y", o.mountpoint);
+
+	CHECK_EQ(0, options_parse(ARGC(argv_flags), argv_flags, RAM, &o, err, sizeof(err)));
+	CHECK(o.foreground);
+	CHECK(!o.debug);
+	CHECK(o.single_thread);
+	CHECK_STR("/mnt", o.mountpoint);
+
+	CHECK_EQ(0, options_parse(ARGC(argv_debug), argv_debug, RAM, &o, err, sizeof(err)));
+	CHECK(o.debug);
+	CHECK(o.foreground);
+	CHECK(!o.single_thread);
+
+	err[0] = '\0';
+	CHECK_EQ(-EINVAL, options_parse(ARGC(argv_three), argv_three, RAM, &o, err, sizeof(err)));
+	CHECK(strstr(err, "c") != NULL);
+	err[0] = '\0';
+	CHECK_EQ(-EINVAL, options_parse(ARGC(argv_none), argv_none, RAM, &o, err, sizeof(err)));
+	CHECK(err[0] != '\0');
+	err[0] = '\0';
+	CHECK_EQ(-EINVAL,
+		 options_parse(ARGC(argv_dangling), argv_dangling, RAM, &o, err, sizeof(err)));
+	CHECK(strstr(err, "-o") != NULL);
+	err[0] = '\0';
+	CHECK_EQ(-EINVAL,
+		 options_parse(ARGC(argv_unknown), argv_unknown, RAM, &o, err, sizeof(err)));
+	CHECK(strstr(err, "-x") != NULL);
+
+	/* --help and --version: handled, the caller exits 0. */
+	fflush(stdout);
+	CHECK_EQ(1, options_parse(ARGC(argv_help), argv_help, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(1, options_parse(ARGC(argv_h), argv_h, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(1, options_parse(ARGC(argv_version), argv_version, RAM, &o, err, sizeof(err)));
+	CHECK(strstr(options_usage, "size=") != NULL);
+}
+
+/* A long option list must not overflow kernel_opts: refused by name, or fitted. */
+static void test_long_list(void)
+{
+	static char list[8192];
+	char *argv[] = { "tierfs", "-o", list, "/mnt", NULL };
+	struct tierfs_options o;
+	char err[256] = "";
+	size_t len = 0;
+	int ret;
+
+	while (len + 16 < sizeof(list))
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%snoatime",
+					len ? "," : "");
+	ret = options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err));
+	CHECK(ret == 0 || ret == -EINVAL);
+	CHECK(strlen(o.kernel_opts) < sizeof(o.kernel_opts));
+	if (ret)
+		CHECK(err[0] != '\0');
+}
+
+int main(void)
+{
+	test_parse_size();
+	test_defaults();
+	test_own_keys();
+	test_bad_options();
+	test_kernel_flags();
+	test_positional_and_flags();
+	test_long_list();
+	return check_done("options");
+}
