@@ -1,0 +1,341 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# How close to kernel tmpfs is tierfs on resident data?  Mounts a tmpfs and a
+# tierfs side by side, runs the same tests on each, interleaved so that drift
+# on a noisy machine hits both, and prints a table with tierfs/tmpfs ratios.
+#
+# Exit status: 0 done (targets are printed, never enforced), 1 a mount or a
+# tool failed, 2 usage, 77 skipped (not root, /dev/fuse unusable, no fio).
+
+# Functions run through measure() look unreachable to shellcheck.
+# shellcheck disable=SC2317
+
+set -u
+
+usage()
+{
+	cat <<'EOF'
+usage: resident.sh [--tierfs PATH] [--createloop PATH] [--size-mb N] [--files N]
+                   [--runtime S] [--quick]
+
+  --tierfs PATH      tierfs binary (default: ./build/tierfs, else tierfs in PATH)
+  --createloop PATH  createloop binary (default: next to tierfs in bench/, else
+                     ./build/bench/createloop, else built from createloop.c)
+  --size-mb N        size of the sequential dd file in MiB (default 2048)
+  --files N          files in the create/stat/unlink loop (default 20000)
+  --runtime S        seconds each fio job runs (default 10)
+  --quick            --size-mb 256 --files 2000 --runtime 2 (smoke test)
+
+Must run as root: it mounts a kernel tmpfs and a tierfs in temporary dirs.
+EOF
+}
+
+TIERFS=
+CREATELOOP=
+SIZE_MB=2048
+NR_FILES=20000
+RUNTIME=10
+QUICK=0
+# Short measurements (dd, createloop) keep the best of REPEAT runs; fio jobs
+# run RUNTIME seconds each instead.
+REPEAT=3
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--tierfs) TIERFS=${2-}; shift ;;
+	--createloop) CREATELOOP=${2-}; shift ;;
+	--size-mb) SIZE_MB=${2-}; shift ;;
+	--files) NR_FILES=${2-}; shift ;;
+	--runtime) RUNTIME=${2-}; shift ;;
+	--quick) QUICK=1; SIZE_MB=256; NR_FILES=2000; RUNTIME=2 ;;
+	-h|--help) usage; exit 0 ;;
+	*) echo "resident.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+for num in "$SIZE_MB" "$NR_FILES" "$RUNTIME"; do
+	case "$num" in
+	''|*[!0-9]*|0) echo "resident.sh: '$num' is not a positive integer" >&2; exit 2 ;;
+	esac
+done
+
+skip()
+{
+	echo "resident.sh: skipped: $*" >&2
+	exit 77
+}
+
+die()
+{
+	echo "resident.sh: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || skip "must run as root"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+{ : 3<>/dev/fuse; } 2>/dev/null || skip "/dev/fuse cannot be opened"
+for tool in fio fusermount3 mountpoint; do
+	command -v "$tool" >/dev/null || skip "$tool not installed"
+done
+
+SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
+
+if [ -z "$TIERFS" ]; then
+	if [ -x ./build/tierfs ]; then
+		TIERFS=./build/tierfs
+	else
+		TIERFS=$(command -v tierfs) || die "no tierfs binary: build it or pass --tierfs"
+	fi
+fi
+[ -x "$TIERFS" ] || die "$TIERFS is not an executable"
+TIERFS=$(cd "$(dirname "$TIERFS")" && pwd)/$(basename "$TIERFS")
+
+# The fio file: 1 GiB, or the dd size when that is smaller (--quick).
+FIO_MB=$((SIZE_MB < 1024 ? SIZE_MB : 1024))
+# Both filesystems get the same cap; 4G unless the dd file needs more.
+MOUNT_SIZE=4G
+[ "$SIZE_MB" -le 3968 ] || MOUNT_SIZE=$((SIZE_MB + 128))m
+
+need_mb=$(( (SIZE_MB > FIO_MB ? SIZE_MB : FIO_MB) * 3 + 256 ))
+avail_mb=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
+if [ -n "$avail_mb" ] && [ "$avail_mb" -lt "$need_mb" ]; then
+	echo "resident.sh: warning: ${avail_mb} MiB available, ~${need_mb} MiB wanted" \
+		"(a tierfs file may sit in the daemon and in the page cache)" >&2
+fi
+
+WORK=$(mktemp -d /tmp/tierfs-resident.XXXXXX) || die "mktemp failed"
+SRC_MNT=$WORK/src
+TMPFS_MNT=$WORK/tmpfs
+TIERFS_MNT=$WORK/tierfs
+LOG=$WORK/log
+
+unmount_all()
+{
+	if mountpoint -q "$TIERFS_MNT" 2>/dev/null; then
+		fusermount3 -u "$TIERFS_MNT" 2>/dev/null || umount "$TIERFS_MNT" ||
+			umount -l "$TIERFS_MNT"
+	fi
+	for mnt in "$TMPFS_MNT" "$SRC_MNT"; do
+		if mountpoint -q "$mnt" 2>/dev/null; then
+			umount "$mnt" || umount -l "$mnt"
+		fi
+	done
+	rm -f "$LOG"
+	rmdir "$TIERFS_MNT" "$TMPFS_MNT" "$SRC_MNT" "$WORK" 2>/dev/null
+}
+trap unmount_all EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mkdir "$SRC_MNT" "$TMPFS_MNT" "$TIERFS_MNT" || die "mkdir in $WORK failed"
+: >"$LOG"
+
+# A private tmpfs holds the write source and, if needed, createloop, so the
+# script needs neither /dev/shm nor an exec-able /tmp.
+mount -t tmpfs -o size=256m,mode=0700 tierfs-bench-src "$SRC_MNT" ||
+	skip "cannot mount a tmpfs here"
+mount -t tmpfs -o size="$MOUNT_SIZE" tierfs-bench "$TMPFS_MNT" || die "tmpfs mount failed"
+"$TIERFS" "$TIERFS_MNT" -o size="$MOUNT_SIZE" || die "$TIERFS $TIERFS_MNT -o size=$MOUNT_SIZE failed"
+for _ in $(seq 50); do
+	mountpoint -q "$TIERFS_MNT" && break
+	sleep 0.1
+done
+mountpoint -q "$TIERFS_MNT" || die "tierfs returned but $TIERFS_MNT is not mounted"
+
+if [ -z "$CREATELOOP" ]; then
+	for cand in "$(dirname "$TIERFS")/bench/createloop" ./build/bench/createloop \
+		"$(command -v createloop)"; do
+		if [ -n "$cand" ] && [ -x "$cand" ]; then
+			CREATELOOP=$cand
+			break
+		fi
+	done
+fi
+if [ -z "$CREATELOOP" ]; then
+	CREATELOOP=$SRC_MNT/createloop
+	cc -O2 -o "$CREATELOOP" "$SCRIPT_DIR/createloop.c" ||
+		die "no createloop binary and cc could not build one: pass --createloop"
+fi
+[ -x "$CREATELOOP" ] || die "$CREATELOOP is not an executable"
+
+commit=$(git -C "$SCRIPT_DIR" rev-parse --short HEAD 2>/dev/null) || commit=unknown
+echo "# tierfs resident benchmark: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), kernel $(uname -r)," \
+	"$(nproc) CPUs, commit $commit"
+echo "# size-mb=$SIZE_MB files=$NR_FILES runtime=${RUNTIME}s quick=$QUICK repeat=$REPEAT fio-file=${FIO_MB}MiB" \
+	"bs=4k ioengine=psync|mmap direct=0 invalidate=0 numjobs=1 mount-size=$MOUNT_SIZE"
+echo "# tierfs=$TIERFS createloop=$CREATELOOP"
+echo "# tmpfs  mount: $(findmnt -no FSTYPE,OPTIONS "$TMPFS_MNT" 2>/dev/null)"
+echo "# tierfs mount: $(findmnt -no FSTYPE,OPTIONS "$TIERFS_MNT" 2>/dev/null)"
+
+# The dd source: 64 MiB of incompressible, fixed-seed data from fio, written
+# again and again.  Zeros from /dev/zero would flatter a filesystem that
+# detects same-filled pages, as tierfs's swap tier will; /dev/urandom as the
+# source would time the random generator.  Every copy also costs a read of the
+# source from a kernel tmpfs, the same for both filesystems, which pulls the
+# ratio a little towards 1.
+SRC_MB=64
+SRC=$SRC_MNT/random
+fio --name=source --filename="$SRC" --rw=write --bs=1M --size="${SRC_MB}m" \
+	--refill_buffers --randseed=1 --minimal >/dev/null 2>>"$LOG" ||
+	die "fio could not write the source file: $(cat "$LOG")"
+
+now_ns()
+{
+	date +%s%N
+}
+
+# write_source FILE: writes SIZE_MB of the source into FILE with dd bs=1M and
+# fsyncs it, so that a tierfs with the writeback cache counts the write-back
+# to its daemon.
+write_source()
+{
+	local off=0 count
+
+	while [ "$off" -lt "$SIZE_MB" ]; do
+		count=$((SIZE_MB - off < SRC_MB ? SIZE_MB - off : SRC_MB))
+		dd if="$SRC" of="$1" bs=1M count="$count" seek="$off" conv=notrunc \
+			status=none 2>>"$LOG" || return 1
+		off=$((off + count))
+	done
+	sync "$1" 2>>"$LOG"
+}
+
+# seq_write MNT: prints the best MiB/s of REPEAT runs of write_source, and
+# leaves the file for cached_read.  Best-of because a single run also pays
+# for whatever else the machine does (and, in a virtual machine, the first
+# touch of guest memory by the host can cost more than the write itself).
+seq_write()
+{
+	local file=$1/seq start end best=0
+
+	for _ in $(seq "$REPEAT"); do
+		rm -f "$file"
+		start=$(now_ns)
+		write_source "$file" || return 1
+		end=$(now_ns)
+		best=$(awk -v mb="$SIZE_MB" -v ns=$((end - start)) -v best="$best" \
+			'BEGIN { v = mb / (ns / 1e9); printf "%.0f\n", (v > best ? v : best) }')
+	done
+	echo "$best"
+}
+
+# cached_read MNT: reads the file that seq_write wrote with dd bs=1M, once
+# untimed and then REPEAT times, prints the best MiB/s and removes the file.
+cached_read()
+{
+	local file=$1/seq start end best=0
+
+	dd if="$file" of=/dev/null bs=1M status=none 2>>"$LOG" || return 1
+	for _ in $(seq "$REPEAT"); do
+		start=$(now_ns)
+		dd if="$file" of=/dev/null bs=1M status=none 2>>"$LOG" || return 1
+		end=$(now_ns)
+		best=$(awk -v mb="$SIZE_MB" -v ns=$((end - start)) -v best="$best" \
+			'BEGIN { v = mb / (ns / 1e9); printf "%.0f\n", (v > best ? v : best) }')
+	done
+	rm -f "$file"
+	echo "$best"
+}
+
+# fio_job MNT RW IOENGINE: one 4 KiB job on a FIO_MB file for RUNTIME seconds,
+# buffered, without cache invalidation; prints IOPS (terse format v3: read
+# IOPS is field 8, write IOPS field 49).  The first job lays the file out with
+# writes, untimed, and nothing reads it before the clock starts: the data is
+# resident in the filesystem, not necessarily in the kernel's page cache over
+# a tierfs, as after any write.
+fio_job()
+{
+	local out field
+
+	out=$(fio --name="$2-$3" --filename="$1/fio.dat" --size="${FIO_MB}m" --bs=4k \
+		--rw="$2" --ioengine="$3" --direct=0 --invalidate=0 --numjobs=1 \
+		--runtime="$RUNTIME" --time_based --randseed=1 --minimal 2>>"$LOG") || return 1
+	case "$2" in
+	*write) field=49 ;;
+	*) field=8 ;;
+	esac
+	printf '%s\n' "$out" | awk -F';' -v f="$field" '
+		$1 == "3" { if ($5 != 0) exit 1; print $f; found = 1 }
+		END { exit !found }'
+}
+
+# meta MNT: runs createloop REPEAT times in a fresh directory and prints the
+# best "create stat unlink all" rates in ops/s.
+meta()
+{
+	local dir=$1/createloop
+
+	for _ in $(seq "$REPEAT"); do
+		mkdir "$dir" 2>>"$LOG" || return 1
+		"$CREATELOOP" "$dir" "$NR_FILES" 2>>"$LOG" || return 1
+		rmdir "$dir" 2>>"$LOG" || return 1
+	done | awk '$2 > v[$1] { v[$1] = $2 }
+		END { print v["create"] + 0, v["stat"] + 0, v["unlink"] + 0, v["all"] + 0 }'
+	[ "${PIPESTATUS[0]}" -eq 0 ]
+}
+
+declare -A RESULT
+
+# measure KEY FUNCTION ARGS...: runs FUNCTION on tmpfs, then on tierfs.
+measure()
+{
+	local key=$1 fs mnt value
+	shift
+
+	for fs in tmpfs tierfs; do
+		[ "$fs" = tmpfs ] && mnt=$TMPFS_MNT || mnt=$TIERFS_MNT
+		echo "resident.sh: $key on $fs" >&2
+		value=$("$@" "$mnt") || die "$key on $fs failed: $(cat "$LOG")"
+		RESULT[$key.$fs]=$value
+	done
+}
+
+fio_randread() { fio_job "$1" randread psync; }
+fio_randwrite() { fio_job "$1" randwrite psync; }
+fio_mmap_randread() { fio_job "$1" randread mmap; }
+
+measure seqwrite seq_write
+measure seqread cached_read
+measure randread fio_randread
+measure randwrite fio_randwrite
+measure mmapread fio_mmap_randread
+rm -f "$TMPFS_MNT/fio.dat" "$TIERFS_MNT/fio.dat"
+measure meta meta
+
+for fs in tmpfs tierfs; do
+	read -r c s u a <<<"${RESULT[meta.$fs]}"
+	RESULT[create.$fs]=$c
+	RESULT[stat.$fs]=$s
+	RESULT[unlink.$fs]=$u
+	RESULT[csu.$fs]=$a
+done
+
+row()
+{
+	local key=$1 label=$2 unit=$3 target=$4
+
+	awk -v label="$label" -v unit="$unit" -v target="$target" \
+		-v a="${RESULT[$key.tmpfs]}" -v b="${RESULT[$key.tierfs]}" 'BEGIN {
+		ratio = a > 0 ? b / a : 0
+		goal = ""
+		if (target != "")
+			goal = sprintf(">= %.2f %s", target, ratio >= target ? "ok" : "BELOW")
+		printf "%-26s | %10s %-5s | %10s %-5s | %5.2f | %s\n",
+			label, a, unit, b, unit, ratio, goal
+	}'
+}
+
+printf '%-26s | %16s | %16s | %5s | %s\n' test tmpfs tierfs ratio "target (tierfs/tmpfs)"
+row seqwrite "seq write 1M (dd+fsync)*" MiB/s 0.5
+row seqread "cached seq read 1M (dd)*" MiB/s 0.8
+row randread "4K randread psync" IOPS 0.5
+row randwrite "4K randwrite psync" IOPS ""
+row mmapread "4K randread mmap" IOPS ""
+row create "create*" ops/s ""
+row stat "stat*" ops/s ""
+row unlink "unlink*" ops/s ""
+row csu "create/stat/unlink*" ops/s 0.2
+echo "* best of $REPEAT runs"
+exit 0
