@@ -1,0 +1,666 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The mount options of tierfs on live mounts: the size= and nr_inodes= limits
+# and statfs, malformed options, the root's mode and owner, mount(8) and
+# fstab, the signals that end the daemon, cache=, ro, and tierctl stats.
+#
+# usage: mnt_options.sh TIERFS_BIN TIERCTL_BIN
+# Each check mounts on a fresh directory and unmounts after itself. Exits 0
+# when every check passed, 1 when one failed, 77 (skip) where a mount is
+# impossible (not root, no usable /dev/fuse, no fusermount3).
+
+set -u
+LC_ALL=C
+export LC_ALL
+
+ENOSPC_MSG="No space left on device"
+EROFS_MSG="Read-only file system"
+
+nr_pass=0
+nr_fail=0
+mnt=	# the mount point of the check that runs
+work=	# random data, fstab, error output; never a mount point
+
+ok() {
+	echo "ok - $1"
+	nr_pass=$((nr_pass + 1))
+}
+
+# fail NAME EXPECTED GOT
+fail() {
+	echo "FAIL - $1: expected $2, got $3"
+	nr_fail=$((nr_fail + 1))
+}
+
+# expect NAME EXPECTED GOT: passes when the two strings are equal.
+expect() {
+	if [ "$2" = "$3" ]; then
+		ok "$1"
+	else
+		fail "$1" "'$2'" "'$3'"
+	fi
+}
+
+skip() {
+	echo "skip: $*"
+	exit 77
+}
+
+# Unlike mountpoint(1), this also sees a FUSE mount whose daemon died.
+is_mounted() {
+	awk -v dir="$1" '$2 == dir { found = 1 } END { exit !found }' /proc/self/mounts
+}
+
+# The options field of DIR's line in /proc/self/mounts.
+mount_opts() {
+	awk -v dir="$1" '$2 == dir { print $4 }' /proc/self/mounts
+}
+
+mount_fstype() {
+	awk -v dir="$1" '$2 == dir { print $3 }' /proc/self/mounts
+}
+
+# Pids of the tierfs daemons serving DIR: argv[0] is tierfs and one argument
+# is DIR itself. Zombies have no command line and are left out.
+daemon_pids() {
+	grep -alsF -- "$1" /proc/[0-9]*/cmdline | while read -r cmdline; do
+		args=$( { tr '\0' '\n' <"$cmdline"; } 2>/dev/null) || continue
+		argv0=$(printf '%s\n' "$args" | head -n 1)
+		[ "${argv0##*/}" = tierfs ] || continue
+		printf '%s\n' "$args" | grep -qxF -- "$1" || continue
+		pid=${cmdline#/proc/}
+		echo "${pid%/cmdline}"
+	done
+}
+
+# A zombie counts as gone: it no longer serves anything, and this script is
+# not its parent (the daemon forked itself away).
+is_alive() {
+	stat_line=
+	{ read -r stat_line <"/proc/$1/stat"; } 2>/dev/null || return 1
+	state=${stat_line##*) }
+	[ "${state%% *}" != Z ]
+}
+
+# wait_for COMMAND...: until COMMAND succeeds, for 5 s at most.
+wait_for() {
+	waited=0
+	until "$@"; do
+		[ $waited -ge 50 ] && return 1
+		sleep 0.1
+		waited=$((waited + 1))
+	done
+}
+
+is_unmounted() {
+	! is_mounted "$1"
+}
+
+is_dead() {
+	! is_alive "$1"
+}
+
+# Ends whatever still serves DIR: unmounts it (lazily if it stays busy) and
+# stops its daemons. Returns 1 if the unmount did not succeed at once.
+release() {
+	rc=0
+	if is_mounted "$1"; then
+		tries=0
+		until fusermount3 -u "$1" 2>/dev/null || umount "$1" 2>/dev/null; do
+			tries=$((tries + 1))
+			if [ $tries -ge 6 ]; then
+				echo "error: $1 still busy, detaching it lazily" >&2
+				fusermount3 -u -z "$1" 2>/dev/null || umount -l "$1"
+				rc=1
+				break
+			fi
+			sleep 0.5
+		done
+	fi
+	for pid in $(daemon_pids "$1"); do
+		waited=0
+		while is_alive "$pid" && [ $waited -lt 20 ]; do
+			sleep 0.1
+			waited=$((waited + 1))
+		done
+		is_alive "$pid" && kill -KILL "$pid" 2>/dev/null
+	done
+	return $rc
+}
+
+new_mnt() {
+	mnt=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-opts.XXXXXX") || {
+		echo "error: mktemp failed" >&2
+		exit 1
+	}
+}
+
+# end_mnt NAME: unmounts the check's mount point and removes it.
+end_mnt() {
+	[ -n "$mnt" ] || return 0
+	release "$mnt" || fail "$1: unmount" "fusermount3 -u $mnt to succeed" "busy mount"
+	rmdir "$mnt" 2>/dev/null
+	mnt=
+}
+
+# mount_new NAME [OPTS]: tierfs on a fresh $mnt; a FAIL for NAME if it does not.
+mount_new() {
+	new_mnt
+	if [ -n "${2:-}" ]; then
+		"$tierfs" "$mnt" -o "$2" 2>"$work/mount.err"
+	else
+		"$tierfs" "$mnt" 2>"$work/mount.err"
+	fi
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		fail "$1: mount" "tierfs -o '${2:-}' to exit 0" "exit $rc: $(cat "$work/mount.err")"
+		end_mnt "$1"
+		return 1
+	fi
+	if ! wait_for is_mounted "$mnt"; then
+		fail "$1: mount" "$mnt in /proc/self/mounts" "not mounted 5 s after tierfs returned"
+		end_mnt "$1"
+		return 1
+	fi
+	return 0
+}
+
+statfs() {
+	stat -f -c "$1" "$mnt" 2>&1
+}
+
+# run_dd DD_ARGS...: dd's status goes to $dd_rc, its messages to $dd_err.
+run_dd() {
+	dd "$@" status=none 2>"$work/dd.err"
+	dd_rc=$?
+	dd_err=$(cat "$work/dd.err")
+}
+
+# expect_enospc NAME: the last dd failed with ENOSPC.
+expect_enospc() {
+	case "$dd_rc:$dd_err" in
+	0:*) fail "$1" "dd to fail with '$ENOSPC_MSG'" "exit 0" ;;
+	*"$ENOSPC_MSG"*) ok "$1" ;;
+	*) fail "$1" "dd to fail with '$ENOSPC_MSG'" "exit $dd_rc: $dd_err" ;;
+	esac
+}
+
+# The data is read back with O_DIRECT so that it comes from the daemon, not
+# from the kernel's page cache.
+md5_direct() {
+	dd if="$1" iflag=direct bs=64k status=none 2>&1 | md5sum | cut -d' ' -f1
+}
+
+# 1. size=1M: ENOSPC past the limit, the mount stays up, statfs counts pages.
+check_size_limit() {
+	n="size=1M"
+	mount_new "$n" size=1M || return
+	expect "$n: statfs bsize blocks free of a fresh mount" "4096 256 256" "$(statfs '%S %b %f')"
+
+	run_dd if="$work/rand8m" of="$mnt/big" bs=64k count=32
+	expect_enospc "$n: writing 2 MiB fails with ENOSPC at write or close"
+	size=$(stat -c %s "$mnt/big" 2>&1)
+	if [ "$size" -le 1048576 ] 2>/dev/null; then
+		ok "$n: the file keeps at most 1 MiB"
+	else
+		fail "$n: the file keeps at most 1 MiB" "size <= 1048576" "$size"
+	fi
+	if [ "$size" -ge 0 ] 2>/dev/null && [ "$size" -le 1048576 ]; then
+		expect "$n: statfs free after the short write" \
+			$((256 - (size + 4095) / 4096)) "$(statfs %f)"
+	fi
+	expect "$n: the mount stays up" yes "$(is_mounted "$mnt" && echo yes || echo no)"
+
+	rm -f "$mnt/big"
+	expect "$n: statfs after deleting everything (bsize blocks free)" "4096 256 256" \
+		"$(statfs '%S %b %f')"
+	run_dd if="$work/rand8m" of="$mnt/small" bs=4k count=1
+	expect "$n: a 4 KiB write after the delete" "0 " "$dd_rc $dd_err"
+	expect "$n: statfs free with one 4 KiB file" 255 "$(statfs %f)"
+	rm -f "$mnt/small"
+	expect "$n: statfs free = blocks after deleting it" "256 256" "$(statfs '%b %f')"
+	end_mnt "$n"
+
+	# The kernel's writeback cache may hold the error until fsync or close.
+	n="size=1M,cache=always"
+	mount_new "$n" size=1M,cache=always || return
+	run_dd if="$work/rand8m" of="$mnt/big" bs=64k count=32 conv=fsync
+	expect_enospc "$n: writing 2 MiB fails with ENOSPC at write, fsync or close"
+	rm -f "$mnt/big"
+	expect "$n: statfs free = blocks after the delete" "256 256" "$(statfs '%b %f')"
+	end_mnt "$n"
+}
+
+# 2. nr_inodes=10: the root is one of the ten, as on tmpfs.
+check_inode_limit() {
+	n="nr_inodes=10"
+	mount_new "$n" nr_inodes=10 || return
+	expect "$n: statfs files ffree of a fresh mount" "10 9" "$(statfs '%c %d')"
+	nr_created=0
+	err=
+	i=1
+	while [ $i -le 20 ]; do
+		if ! err=$(touch "$mnt/f$i" 2>&1); then
+			break
+		fi
+		nr_created=$((nr_created + 1))
+		i=$((i + 1))
+	done
+	expect "$n: files created before the limit (root is the 10th inode)" 9 "$nr_created"
+	case "$err" in
+	*"$ENOSPC_MSG"*) ok "$n: the create past the limit fails with ENOSPC" ;;
+	*) fail "$n: the create past the limit fails with ENOSPC" "'$ENOSPC_MSG'" "'$err'" ;;
+	esac
+	err=$(mkdir "$mnt/d" 2>&1)
+	case "$err" in
+	*"$ENOSPC_MSG"*) ok "$n: mkdir past the limit fails with ENOSPC" ;;
+	*) fail "$n: mkdir past the limit fails with ENOSPC" "'$ENOSPC_MSG'" "'$err'" ;;
+	esac
+	expect "$n: statfs files ffree when full" "10 0" "$(statfs '%c %d')"
+	rm -f "$mnt/f1"
+	err=$(touch "$mnt/g1" 2>&1)
+	expect "$n: after deleting one file, one more can be created" "" "$err"
+	if err=$(touch "$mnt/g2" 2>&1); then
+		fail "$n: but not two" "ENOSPC" "success"
+	else
+		ok "$n: but not two"
+	fi
+	end_mnt "$n"
+}
+
+# 3. size=0,nr_inodes=0: unlimited, and statfs says 0 as tmpfs does.
+check_unlimited() {
+	n="size=0,nr_inodes=0"
+	mount_new "$n" size=0,nr_inodes=0 || return
+	expect "$n: statfs blocks free files ffree" "0 0 0 0" "$(statfs '%b %f %c %d')"
+	run_dd if="$work/rand8m" of="$mnt/big" bs=1M count=4
+	expect "$n: writing 4 MiB" "0 " "$dd_rc $dd_err"
+	err=
+	i=1
+	while [ $i -le 50 ]; do
+		err=$(touch "$mnt/f$i" 2>&1) || break
+		i=$((i + 1))
+	done
+	expect "$n: creating 50 files" "" "$err"
+	end_mnt "$n"
+}
+
+# 4. size=N% is accepted; malformed options stop tierfs before it mounts.
+check_bad_options() {
+	n="size=10%"
+	if mount_new "$n" size=10%; then
+		ok "$n: accepted"
+		mem_kib=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
+		want=$((mem_kib * 1024 / 10 / 4096))
+		got=$(statfs %b)
+		if [ "$got" -ge $((want - 1)) ] 2>/dev/null && [ "$got" -le $((want + 1)) ]; then
+			ok "$n: statfs blocks is 10% of RAM in pages"
+		else
+			fail "$n: statfs blocks is 10% of RAM in pages" "$want (+-1)" "$got"
+		fi
+		end_mnt "$n"
+	fi
+
+	new_mnt
+	for opt in size=abc size=-1 size=1x nr_inodes=zz mode=999 cache=bogus uid=-5 \
+		frobnicate frob=1; do
+		n="-o $opt"
+		key=${opt%%=*}
+		value=
+		case "$opt" in *=*) value=${opt#*=} ;; esac
+		"$tierfs" "$mnt" -o "$opt" >/dev/null 2>"$work/opt.err"
+		rc=$?
+		err=$(cat "$work/opt.err")
+		if [ $rc -eq 0 ]; then
+			fail "$n: rejected" "a non-zero exit" "exit 0"
+		elif ! grep -qF -- "$key" "$work/opt.err" ||
+			! grep -qF -- "$value" "$work/opt.err"; then
+			fail "$n: rejected" "a message naming '$key' and '$value'" "exit $rc: '$err'"
+		else
+			ok "$n: rejected (exit $rc: $(head -n 1 "$work/opt.err"))"
+		fi
+		if is_mounted "$mnt" || [ -n "$(daemon_pids "$mnt")" ]; then
+			fail "$n: nothing mounted" "no mount and no daemon on $mnt" "one left"
+			release "$mnt"
+		else
+			ok "$n: nothing mounted"
+		fi
+	done
+	end_mnt "bad options"
+}
+
+# 5. mode=, uid=, gid= set the root directory.
+check_root_owner() {
+	n="mode=0700,uid=1234,gid=5678"
+	mount_new "$n" "$n" || return
+	expect "$n: root mode uid gid" "700 1234 5678" "$(stat -c '%a %u %g' "$mnt" 2>&1)"
+	end_mnt "$n"
+}
+
+# 6. Defaults when root mounts.
+check_defaults() {
+	n="defaults"
+	mount_new "$n" || return
+	expect "$n: root mode uid gid" "1777 0 0" "$(stat -c '%a %u %g' "$mnt" 2>&1)"
+	opts=$(mount_opts "$mnt")
+	case ",$opts," in
+	*,allow_other,*) ok "$n: allow_other in /proc/self/mounts" ;;
+	*) fail "$n: allow_other in /proc/self/mounts" "allow_other" "'$opts'" ;;
+	esac
+	expect "$n: fstype" fuse.tierfs "$(mount_fstype "$mnt")"
+	end_mnt "$n"
+}
+
+# 7, run by check_mount_helper in a mount namespace of its own.
+# mount(8) drops PATH before it runs mount.fuse3 (util-linux sanitize_env), so
+# the helper's /bin/sh finds `tierfs` only in the default path: a bind mount
+# over /usr/local/sbin, seen by nobody outside, puts the built one there.
+in_mount_ns() {
+	bin_dir=$work/bin
+	tierfs_real=$(readlink -f "$tierfs")
+	mkdir -p "$bin_dir" || exit 1
+	ln -sf "$tierfs_real" "$bin_dir/tierfs" || exit 1
+	if ! mount --bind "$bin_dir" /usr/local/sbin 2>"$work/ns.err"; then
+		echo "skip - mount -t fuse.tierfs: cannot bind $bin_dir: $(cat "$work/ns.err")"
+		exit 0
+	fi
+	trap 'release "$mnt"' EXIT
+
+	n="mount -t fuse.tierfs"
+	if ! err=$(mount -t fuse.tierfs tierfs "$mnt" -o size=64M 2>&1); then
+		fail "$n: mount" "exit 0" "'$err'"
+	elif ! wait_for is_mounted "$mnt"; then
+		fail "$n: mount" "$mnt in /proc/self/mounts" "not mounted"
+	else
+		ok "$n tierfs MNT -o size=64M"
+		expect "$n: fstype" fuse.tierfs "$(mount_fstype "$mnt")"
+		expect "$n: statfs blocks" 16384 "$(statfs %b)"
+		pids=$(daemon_pids "$mnt")
+		expect "$n: the daemon is the built tierfs" "$tierfs_real" \
+			"$(readlink "/proc/${pids%%[!0-9]*}/exe" 2>&1)"
+		err=$(umount "$mnt" 2>&1)
+		expect "$n: umount MNT" "" "$err"
+		expect "$n: not mounted after umount" no \
+			"$(is_mounted "$mnt" && echo yes || echo no)"
+		for pid in $pids; do
+			if wait_for is_dead "$pid"; then
+				ok "$n: the daemon exits after umount"
+			else
+				fail "$n: the daemon exits after umount" "pid $pid gone in 5 s" "alive"
+			fi
+		done
+	fi
+	release "$mnt"
+
+	n="mount -T FSTAB"
+	printf 'tierfs %s fuse.tierfs %s 0 0\n' "$mnt" \
+		"size=32M,mode=0755,noauto,nofail,x-systemd.foo=1" >"$work/fstab"
+	if ! err=$(mount -T "$work/fstab" "$mnt" 2>&1); then
+		fail "$n: mount" "exit 0" "'$err'"
+	elif ! wait_for is_mounted "$mnt"; then
+		fail "$n: mount" "$mnt in /proc/self/mounts" "not mounted"
+	else
+		ok "$n MNT with size=32M,mode=0755,noauto,nofail,x-systemd.foo=1"
+		expect "$n: statfs blocks" 8192 "$(statfs %b)"
+		expect "$n: root mode" 755 "$(stat -c %a "$mnt" 2>&1)"
+		err=$(umount "$mnt" 2>&1)
+		expect "$n: umount MNT" "" "$err"
+		expect "$n: not mounted after umount" no \
+			"$(is_mounted "$mnt" && echo yes || echo no)"
+	fi
+	release "$mnt"
+}
+
+check_mount_helper() {
+	n="mount -t fuse.tierfs"
+	if ! command -v unshare >/dev/null 2>&1 || ! unshare -m true 2>/dev/null; then
+		echo "skip - $n: no mount namespace (unshare -m) to put tierfs in the helper's path"
+		return
+	fi
+	new_mnt
+	out=$(unshare -m --propagation private sh "$script" --in-mount-ns "$tierfs" "$mnt" "$work")
+	rc=$?
+	printf '%s\n' "$out"
+	nr_pass=$((nr_pass + $(printf '%s\n' "$out" | grep -c '^ok - ')))
+	nr_fail=$((nr_fail + $(printf '%s\n' "$out" | grep -c '^FAIL - ')))
+	if [ $rc -ne 0 ]; then
+		fail "$n" "the namespace's checks to run to the end" "exit $rc"
+	fi
+	end_mnt "$n"
+}
+
+# 8. SIGTERM and SIGINT unmount; fusermount3 -u ends the daemon.
+check_signals() {
+	for sig in TERM INT; do
+		n="SIG$sig"
+		mount_new "$n" || continue
+		pids=$(daemon_pids "$mnt")
+		if [ -z "$pids" ]; then
+			fail "$n: daemon found" "a tierfs process serving $mnt" "none"
+			end_mnt "$n"
+			continue
+		fi
+		# shellcheck disable=SC2086 # one pid per word
+		kill -s "$sig" $pids
+		if wait_for is_unmounted "$mnt"; then
+			ok "$n: the mount is gone within 5 s"
+		else
+			fail "$n: the mount is gone within 5 s" "$mnt not in /proc/self/mounts" \
+				"still mounted"
+		fi
+		for pid in $pids; do
+			if wait_for is_dead "$pid"; then
+				ok "$n: the daemon exits"
+			else
+				fail "$n: the daemon exits" "pid $pid gone in 5 s" "alive"
+			fi
+		done
+		end_mnt "$n"
+	done
+
+	n="fusermount3 -u"
+	mount_new "$n" || return
+	pids=$(daemon_pids "$mnt")
+	err=$(fusermount3 -u "$mnt" 2>&1)
+	expect "$n: unmounts" "" "$err"
+	if [ -z "$pids" ]; then
+		fail "$n: daemon found" "a tierfs process serving $mnt" "none"
+	fi
+	for pid in $pids; do
+		if wait_for is_dead "$pid"; then
+			ok "$n: the daemon exits within 5 s"
+		else
+			fail "$n: the daemon exits within 5 s" "pid $pid gone" "alive"
+		fi
+	done
+	end_mnt "$n"
+}
+
+# 9. cache=never and cache=always: data survives a round trip.
+check_cache_modes() {
+	ref=$(md5sum <"$work/rand8m" | cut -d' ' -f1)
+	for cache in never always; do
+		n="cache=$cache"
+		mount_new "$n" "$n" || continue
+		cp "$work/rand8m" "$mnt/r" 2>"$work/cp.err"
+		rc=$?
+		expect "$n: copy 8 MiB in" "0 " "$rc $(cat "$work/cp.err")"
+		cp "$mnt/r" "$work/out" 2>"$work/cp.err"
+		expect "$n: copy out, md5sum" "$ref" "$(md5sum <"$work/out" | cut -d' ' -f1)"
+		if cmp -s "$work/rand8m" "$mnt/r"; then
+			ok "$n: cmp in place"
+		else
+			fail "$n: cmp in place" "identical" "$(cmp "$work/rand8m" "$mnt/r" 2>&1)"
+		fi
+		rm -f "$work/out"
+		# MAP_SHARED needs the page cache: cache=never refuses it (ENODEV).
+		if [ "$cache" = always ]; then
+			check_shared_mmap "$n"
+		fi
+		end_mnt "$n"
+	done
+}
+
+# A store through a shared mapping is seen by read(2) before munmap or msync.
+# No shell tool maps a file, so this needs python3 and is skipped without it.
+check_shared_mmap() {
+	if ! command -v python3 >/dev/null 2>&1; then
+		echo "skip - $1: shared mmap (no python3)"
+		return
+	fi
+	got=$(python3 - "$mnt/m" <<'EOF' 2>&1
+import mmap, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o644)
+os.ftruncate(fd, 8192)
+m = mmap.mmap(fd, 8192, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+m[4096:4101] = b"tierf"
+rd = os.open(sys.argv[1], os.O_RDONLY)
+print(os.pread(rd, 5, 4096).decode())
+m.close()
+os.close(fd)
+EOF
+)
+	expect "$1: a MAP_SHARED store is seen by read" tierf "$got"
+	got=$(dd if="$mnt/m" bs=1 skip=4096 count=5 status=none 2>&1)
+	expect "$1: and after munmap by dd" tierf "$got"
+}
+
+# 10. ro: nothing can be written.
+check_read_only() {
+	n="ro"
+	mount_new "$n" ro || return
+	opts=$(mount_opts "$mnt")
+	case ",$opts," in
+	*,ro,*) ok "$n: ro in /proc/self/mounts" ;;
+	*) fail "$n: ro in /proc/self/mounts" "ro" "'$opts'" ;;
+	esac
+	for cmd in "touch $mnt/f" "mkdir $mnt/d"; do
+		# shellcheck disable=SC2086 # the command is split on purpose
+		err=$($cmd 2>&1)
+		case "$err" in
+		*"$EROFS_MSG"*) ok "$n: ${cmd%% *} fails with EROFS" ;;
+		*) fail "$n: ${cmd%% *} fails with EROFS" "'$EROFS_MSG'" "'$err'" ;;
+		esac
+	done
+	run_dd if="$work/rand8m" of="$mnt/g" bs=4k count=1
+	case "$dd_rc:$dd_err" in
+	0:*) fail "$n: dd fails with EROFS" "'$EROFS_MSG'" "exit 0" ;;
+	*"$EROFS_MSG"*) ok "$n: dd fails with EROFS" ;;
+	*) fail "$n: dd fails with EROFS" "'$EROFS_MSG'" "'$dd_err'" ;;
+	esac
+	end_mnt "$n"
+}
+
+# 11. tierctl stats.
+check_tierctl() {
+	n="tierctl"
+	mount_new "$n" || return
+	out=$("$tierctl" stats "$mnt" 2>&1)
+	rc=$?
+	expect "$n stats MNT: exit status" 0 "$rc"
+	case "$out" in
+	*data_bytes*) ok "$n stats MNT: prints data_bytes" ;;
+	*) fail "$n stats MNT: prints data_bytes" "data_bytes in the output" "'$out'" ;;
+	esac
+	run_dd if="$work/rand8m" of="$mnt/r" bs=64k count=16
+	expect "$n: writing 1 MiB" "0 " "$dd_rc $dd_err"
+	json=$("$tierctl" stats "$mnt" --json 2>&1)
+	rc=$?
+	expect "$n stats MNT --json: exit status" 0 "$rc"
+	for key in data_bytes resident_bytes; do
+		case "$json" in
+		*"\"$key\""*) ok "$n stats --json: has \"$key\"" ;;
+		*) fail "$n stats --json: has \"$key\"" "\"$key\"" "'$json'" ;;
+		esac
+	done
+	data_bytes=$(printf '%s\n' "$json" | sed -n 's/.*"data_bytes":[[:space:]]*\([0-9]*\).*/\1/p')
+	if [ "${data_bytes:-0}" -ge 1048576 ] 2>/dev/null; then
+		ok "$n stats --json: data_bytes >= 1048576 after 1 MiB ($data_bytes)"
+	else
+		fail "$n stats --json: data_bytes >= 1048576 after 1 MiB" ">= 1048576" \
+			"'$data_bytes'"
+	fi
+	"$tierctl" frob "$mnt" >/dev/null 2>&1
+	expect "$n frob MNT: exit status" 2 "$?"
+	end_mnt "$n"
+
+	err=$("$tierctl" stats /tmp 2>&1 >/dev/null)
+	rc=$?
+	if [ $rc -eq 1 ] && [ -n "$err" ]; then
+		ok "$n stats /tmp: exit 1 with a message ($err)"
+	else
+		fail "$n stats /tmp: exit 1 with a message" "1 and a message" "$rc '$err'"
+	fi
+	"$tierctl" >/dev/null 2>&1
+	expect "$n without arguments: exit status" 2 "$?"
+}
+
+# 12. A write that fails with ENOSPC harms nothing written before.
+check_enospc_keeps_data() {
+	n="ENOSPC keeps data"
+	mount_new "$n" size=1M || return
+	run_dd if="$work/rand8m" of="$mnt/a" bs=64k count=4
+	run_dd if="$work/rand8m" of="$mnt/b" bs=64k count=2 skip=8
+	sum_a=$(md5_direct "$mnt/a")
+	sum_b=$(md5_direct "$mnt/b")
+	expect "$n: a reads back as written" \
+		"$(dd if="$work/rand8m" bs=64k count=4 status=none | md5sum | cut -d' ' -f1)" \
+		"$sum_a"
+	run_dd if="$work/rand8m" of="$mnt/c" bs=64k count=32 skip=16
+	expect_enospc "$n: writing 2 MiB more fails with ENOSPC"
+	run_dd if="$work/rand8m" of="$mnt/b" bs=64k count=32 skip=48 oflag=append conv=notrunc
+	expect_enospc "$n: appending 2 MiB to b fails with ENOSPC"
+	expect "$n: a is intact (O_DIRECT read)" "$sum_a" "$(md5_direct "$mnt/a")"
+	expect "$n: a is intact (cached read)" "$sum_a" "$(md5sum <"$mnt/a" | cut -d' ' -f1)"
+	expect "$n: b's first 128 KiB are intact" "$sum_b" \
+		"$(head -c 131072 "$mnt/b" | md5sum | cut -d' ' -f1)"
+	rm -f "$mnt/c" "$mnt/b"
+	expect "$n: a is intact after the deletes" "$sum_a" "$(md5_direct "$mnt/a")"
+	end_mnt "$n"
+}
+
+script=$0
+
+if [ "${1:-}" = --in-mount-ns ]; then
+	[ $# -eq 4 ] || exit 1
+	tierfs=$2
+	mnt=$3
+	work=$4
+	in_mount_ns
+	exit 0
+fi
+
+if [ $# -ne 2 ]; then
+	echo "usage: $0 TIERFS_BIN TIERCTL_BIN" >&2
+	exit 1
+fi
+tierfs=$1
+tierctl=$2
+
+[ "$(id -u)" = 0 ] || skip "not root"
+( exec 3<>/dev/fuse ) 2>/dev/null || skip "/dev/fuse cannot be opened"
+command -v fusermount3 >/dev/null 2>&1 || skip "fusermount3 not found"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-opts-work.XXXXXX") || exit 1
+# Leave no mount behind, even when killed (meson signals the process group).
+trap 'if [ -n "$mnt" ]; then release "$mnt"; rmdir "$mnt"; fi; rm -rf "$work"' EXIT
+trap 'exit 1' HUP INT TERM
+
+dd if=/dev/urandom of="$work/rand8m" bs=1M count=8 status=none || exit 1
+
+check_size_limit
+check_inode_limit
+check_unlimited
+check_bad_options
+check_root_owner
+check_defaults
+check_mount_helper
+check_signals
+check_cache_modes
+check_read_only
+check_tierctl
+check_enospc_keeps_data
+
+echo "$nr_pass passed, $nr_fail failed"
+[ $nr_fail -eq 0 ]
