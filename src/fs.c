@@ -333,16 +333,26 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		fuse_reply_attr(req, &st, fs->timeout);
 }
 
+/*
+ * Nothing may touch an inode after its reply: the kernel can drop its last
+ * reference and send the forget that frees it at once.  Only an open file
+ * (read, write) pins the inode until its release.
+ */
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct inode *inode = inode_of(fs_of(req), ino);
+	char target[NS_SYMLINK_MAX + 1];
+	bool is_link;
 
 	pthread_rwlock_rdlock(&inode->lock);
-	if (S_ISLNK(inode->mode))
-		fuse_reply_readlink(req, inode->target);
+	is_link = S_ISLNK(inode->mode);
+	if (is_link)
+		memcpy(target, inode->target, inode->size + 1);
+	pthread_rwlock_unlock(&inode->lock);
+	if (is_link)
+		fuse_reply_readlink(req, target);
 	else
 		fuse_reply_err(req, EINVAL);
-	pthread_rwlock_unlock(&inode->lock);
 }
 
 /*
@@ -797,6 +807,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	(void)fi;
 	if (size > (size_t)1 << 20)
 		size = (size_t)1 << 20;
+	update_atime(inode);
 	pthread_rwlock_rdlock(&inode->lock);
 	nr = data_read(&fs->data, inode, (uint64_t)off, size, iov, &scratch);
 	for (int i = 0; i < nr; i++)
@@ -809,7 +820,6 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	free(scratch);
 	atomic_fetch_add_explicit(&fs->counters.nr_reads, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&fs->counters.bytes_read, bytes, memory_order_relaxed);
-	update_atime(inode);
 }
 
 /* Writers without CAP_FSETID lose SUID, and SGID where it means setgid. */

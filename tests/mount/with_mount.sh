@@ -62,26 +62,41 @@ unmount() {
 }
 
 # Leave no mount behind when killed (meson signals the whole process group).
-trap 'unmount; rmdir "$mnt" 2>/dev/null; exit 1' HUP INT TERM
+trap 'unmount; reap; rmdir "$mnt" 2>/dev/null; exit 1' HUP INT TERM
 
+# The daemon runs in the foreground here so that its exit status and its
+# stderr (sanitizer reports included) are part of the test's result.
+log=$mnt.log
+daemon=
 if [ "$bin" = tmpfs ]; then
-	mount -t tmpfs -o "size=2G${opts:+,$opts}" tierfs-test "$mnt"
-elif [ -n "$opts" ]; then
-	"$bin" "$mnt" -o "$opts"
+	if ! mount -t tmpfs -o "size=2G${opts:+,$opts}" tierfs-test "$mnt"; then
+		rmdir "$mnt"
+		exit 1
+	fi
 else
-	"$bin" "$mnt"
+	"$bin" "$mnt" -f ${opts:+-o "$opts"} 2>"$log" &
+	daemon=$!
 fi
-rc=$?
-if [ $rc -ne 0 ]; then
-	echo "error: mounting $bin on $mnt failed with status $rc" >&2
-	rmdir "$mnt"
-	exit 1
-fi
+
+# Prints the daemon's log and returns its exit status once it has exited.
+reap() {
+	[ -n "$daemon" ] || return 0
+	wait "$daemon"
+	status=$?
+	if [ $status -ne 0 ] || [ -s "$log" ]; then
+		echo "daemon exited with status $status; its stderr:" >&2
+		cat "$log" >&2
+	fi
+	rm -f "$log"
+	return $status
+}
 
 waited=0
 until is_mounted; do
-	if [ $waited -ge 100 ]; then
-		echo "error: $mnt not mounted after 10 s" >&2
+	if [ $waited -ge 100 ] || { [ -n "$daemon" ] && ! kill -0 "$daemon" 2>/dev/null; }; then
+		echo "error: $mnt not mounted" >&2
+		[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
+		reap
 		rmdir "$mnt" 2>/dev/null
 		exit 1
 	fi
@@ -106,5 +121,6 @@ if ! unmount; then
 	echo "error: unmounting $mnt failed" >&2
 	rc=1
 fi
+reap || rc=1
 rmdir "$mnt" || rc=1
 exit $rc
