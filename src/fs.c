@@ -161,10 +161,14 @@ static int check_name(const char *name)
 static void op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct tierfs *fs = userdata;
+	/*
+	 * No splice: libfuse falls back to read(2) anyway unless pipe-max-size
+	 * exceeds 1 MiB + a header, and with it raised 1 MiB writes measured
+	 * no faster here.
+	 */
 	unsigned int want = FUSE_CAP_DONT_MASK | FUSE_CAP_POSIX_ACL | FUSE_CAP_IOCTL_DIR |
 			    FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS |
-			    FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_ASYNC_DIO |
-			    FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE | FUSE_CAP_SPLICE_MOVE;
+			    FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_ASYNC_DIO;
 
 	/*
 	 * Only cache=always buffers writes in the kernel: with a writeback
@@ -179,7 +183,8 @@ static void op_init(void *userdata, struct fuse_conn_info *conn)
 	 * not re-validate cached data against our mtimes.
 	 */
 	conn->want &= ~(FUSE_CAP_POSIX_LOCKS | FUSE_CAP_FLOCK_LOCKS | FUSE_CAP_HANDLE_KILLPRIV |
-			FUSE_CAP_AUTO_INVAL_DATA);
+			FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_SPLICE_READ | FUSE_CAP_SPLICE_WRITE |
+			FUSE_CAP_SPLICE_MOVE);
 	conn->max_write = 1 << 20;
 	conn->max_readahead = 1 << 20;
 	conn->time_gran = 1;

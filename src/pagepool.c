@@ -9,7 +9,9 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "tierfs/pagepool.h"
 
@@ -18,6 +20,7 @@
 #endif
 
 #define CHUNK_PAGES 512 /* 2 MiB: one huge page, one populate call */
+#define TRIM_INTERVAL_SEC 1
 
 /*
  * lock protects everything below it.  The free pages are two stacks: ready
@@ -36,6 +39,7 @@ struct pagepool {
 	pthread_cond_t wake;		/* refill thread sleeps here */
 	uint32_t *ready;		/* stack of populated free pages */
 	uint64_t nr_ready;
+	uint64_t min_ready;		/* lowest nr_ready since the last trim tick */
 	uint32_t *cold;			/* stack of unpopulated free pages */
 	uint64_t nr_cold;
 	uint64_t next_fresh;		/* first never-used page */
@@ -51,6 +55,26 @@ struct pagepool {
 void *pagepool_addr(const struct pagepool *pool, uint32_t pfn)
 {
 	return pool->base + ((size_t)pfn << PAGE_SHIFT);
+}
+
+/* Call fn on each run of consecutive pages in pfns (sorted in place). */
+static int cmp_pfn(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void for_each_run(struct pagepool *pool, uint32_t *pfns, uint64_t nr,
+			 void (*fn)(struct pagepool *pool, uint64_t pfn, uint64_t nr))
+{
+	qsort(pfns, nr, sizeof(*pfns), cmp_pfn);
+	for (uint64_t i = 0, start = 0; i < nr; i++) {
+		if (i + 1 < nr && pfns[i + 1] == pfns[i] + 1)
+			continue;
+		fn(pool, pfns[start], i + 1 - start);
+		start = i + 1;
+	}
 }
 
 static void populate(struct pagepool *pool, uint64_t pfn, uint64_t nr)
@@ -94,46 +118,79 @@ static uint64_t refill_locked(struct pagepool *pool, uint64_t want)
 	if (!nr)
 		return 0;
 	pthread_mutex_unlock(&pool->lock);
-	for (uint64_t i = 0; i < nr; i++)
-		populate(pool, batch[i], 1);
+	for_each_run(pool, batch, nr, populate);
 	pthread_mutex_lock(&pool->lock);
 	for (uint64_t i = 0; i < nr; i++)
 		pool->ready[pool->nr_ready++] = batch[i];
 	return nr;
 }
 
-static void trim_locked(struct pagepool *pool)
+static void discard(struct pagepool *pool, uint64_t pfn, uint64_t nr)
+{
+	madvise(pool->base + (pfn << PAGE_SHIFT), nr << PAGE_SHIFT, MADV_DONTNEED);
+}
+
+/*
+ * Give up to nr of the coldest free pages (the bottom of the LIFO stack)
+ * back to the kernel.  Called with lock held; drops it while discarding.
+ */
+static void trim_locked(struct pagepool *pool, uint64_t nr)
 {
 	uint32_t batch[CHUNK_PAGES];
-	uint64_t nr = 0;
 
-	while (pool->nr_ready > pool->trim_above && nr < CHUNK_PAGES)
-		batch[nr++] = pool->ready[--pool->nr_ready];
-	if (!nr)
-		return;
+	if (nr > CHUNK_PAGES)
+		nr = CHUNK_PAGES;
+	if (nr > pool->nr_ready)
+		nr = pool->nr_ready;
+	memcpy(batch, pool->ready, nr * sizeof(*batch));
+	memmove(pool->ready, pool->ready + nr, (pool->nr_ready - nr) * sizeof(*batch));
+	pool->nr_ready -= nr;
+	if (pool->min_ready > pool->nr_ready)
+		pool->min_ready = pool->nr_ready;
 	pthread_mutex_unlock(&pool->lock);
-	for (uint64_t i = 0; i < nr; i++)
-		madvise(pool->base + ((size_t)batch[i] << PAGE_SHIFT), PAGE_SIZE, MADV_DONTNEED);
+	for_each_run(pool, batch, nr, discard);
 	pthread_mutex_lock(&pool->lock);
 	for (uint64_t i = 0; i < nr; i++)
 		pool->cold[pool->nr_cold++] = batch[i];
 	pool->nr_trimmed += nr;
 }
 
+/*
+ * Keeps the stock up, and once a second gives back the surplus that stayed
+ * unused for the whole second: pages freed by a delete and reused by the
+ * next write never pay for a discard and a fault (TLB shootdowns included).
+ */
 static void *refill_thread(void *arg)
 {
 	struct pagepool *pool = arg;
+	struct timespec tick;
 
+	clock_gettime(CLOCK_MONOTONIC, &tick);
 	pthread_mutex_lock(&pool->lock);
 	while (!pool->stop) {
-		if (pool->nr_ready < pool->ready_target) {
-			if (refill_locked(pool, pool->ready_target - pool->nr_ready))
-				continue;
-		} else if (pool->nr_ready > pool->trim_above) {
-			trim_locked(pool);
+		struct timespec now;
+
+		if (pool->nr_ready < pool->ready_target &&
+		    refill_locked(pool, pool->ready_target - pool->nr_ready))
 			continue;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > tick.tv_sec ||
+		    (now.tv_sec == tick.tv_sec && now.tv_nsec >= tick.tv_nsec)) {
+			uint64_t idle = pool->min_ready;
+
+			while (idle > pool->trim_above && !pool->stop) {
+				uint64_t before = pool->nr_trimmed;
+
+				trim_locked(pool, idle - pool->trim_above);
+				idle -= pool->nr_trimmed - before;
+				if (idle > pool->nr_ready)
+					idle = pool->nr_ready;
+			}
+			pool->min_ready = pool->nr_ready;
+			tick = now;
+			tick.tv_sec += TRIM_INTERVAL_SEC;
 		}
-		pthread_cond_wait(&pool->wake, &pool->lock);
+		pthread_cond_timedwait(&pool->wake, &pool->lock, &tick);
 	}
 	pthread_mutex_unlock(&pool->lock);
 	return NULL;
@@ -154,6 +211,8 @@ int64_t pagepool_alloc(struct pagepool *pool)
 		}
 	}
 	pfn = pool->ready[--pool->nr_ready];
+	if (pool->min_ready > pool->nr_ready)
+		pool->min_ready = pool->nr_ready;
 	pool->nr_in_use++;
 	if (pool->nr_ready < pool->ready_target / 2)
 		pthread_cond_signal(&pool->wake);
@@ -166,8 +225,6 @@ void pagepool_free_page(struct pagepool *pool, uint32_t pfn)
 	pthread_mutex_lock(&pool->lock);
 	pool->ready[pool->nr_ready++] = pfn;
 	pool->nr_in_use--;
-	if (pool->nr_ready > pool->trim_above)
-		pthread_cond_signal(&pool->wake);
 	pthread_mutex_unlock(&pool->lock);
 }
 
@@ -187,6 +244,7 @@ void pagepool_get_stats(struct pagepool *pool, struct pagepool_stats *st)
 int pagepool_new(uint64_t max_pages, uint64_t ready_pages, struct pagepool **out)
 {
 	const size_t align = (size_t)CHUNK_PAGES << PAGE_SHIFT;
+	pthread_condattr_t cattr;
 	struct pagepool *pool;
 	int err;
 
@@ -223,7 +281,10 @@ int pagepool_new(uint64_t max_pages, uint64_t ready_pages, struct pagepool **out
 		goto unmap_ready;
 	}
 	pthread_mutex_init(&pool->lock, NULL);
-	pthread_cond_init(&pool->wake, NULL);
+	pthread_condattr_init(&cattr);
+	pthread_condattr_setclock(&cattr, CLOCK_MONOTONIC);
+	pthread_cond_init(&pool->wake, &cattr);
+	pthread_condattr_destroy(&cattr);
 	*out = pool;
 	return 0;
 

@@ -27,7 +27,8 @@ struct pagepool_stats {
 /*
  * Reserve address space for max_pages pages; nothing is touched yet.
  * ready_pages is the number of free, populated pages the refill thread
- * keeps at hand; free pages beyond 4 * ready_pages go back to the kernel.
+ * keeps at hand; free pages beyond 4 * ready_pages that stay unused for a
+ * second go back to the kernel.
  * Returns 0 or -errno.
  */
 int pagepool_new(uint64_t max_pages, uint64_t ready_pages, struct pagepool **out);
