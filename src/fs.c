@@ -1150,6 +1150,15 @@ static uint32_t flags_of_xflags(uint32_t xflags)
 	       (xflags & FS_XFLAG_NOATIME ? FS_NOATIME_FL : 0);
 }
 
+static void set_flags(fuse_req_t req, struct inode *inode, uint32_t flags)
+{
+	pthread_rwlock_wrlock(&inode->lock);
+	inode->flags = flags;
+	now(&inode->ctime);
+	pthread_rwlock_unlock(&inode->lock);
+	fuse_reply_ioctl(req, 0, NULL, 0);
+}
+
 /*
  * chattr and lsattr: the kernel checks ownership and CAP_LINUX_IMMUTABLE
  * before it asks; like tmpfs, only i, a, d and A exist, and FSSETXATTR
@@ -1185,11 +1194,7 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 			fuse_reply_err(req, EOPNOTSUPP);
 			return;
 		}
-		pthread_rwlock_wrlock(&inode->lock);
-		inode->flags = value;
-		now(&inode->ctime);
-		pthread_rwlock_unlock(&inode->lock);
-		fuse_reply_ioctl(req, 0, NULL, 0);
+		set_flags(req, inode, value);
 		return;
 	case FS_IOC_FSGETXATTR:
 		if (out_bufsz < sizeof(fsx))
@@ -1210,11 +1215,7 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 			fuse_reply_err(req, EOPNOTSUPP);
 			return;
 		}
-		pthread_rwlock_wrlock(&inode->lock);
-		inode->flags = value;
-		now(&inode->ctime);
-		pthread_rwlock_unlock(&inode->lock);
-		fuse_reply_ioctl(req, 0, NULL, 0);
+		set_flags(req, inode, value);
 		return;
 	default:
 		fuse_reply_err(req, ENOTTY);
