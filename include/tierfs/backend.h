@@ -1,0 +1,82 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Swap backends: where evicted pages go.  An ops table over page slots with
+ * batched store, load and free.  A backend is one .c file in backends/
+ * ending with a designated-initializer instance, listed in backend_table.
+ *
+ * Slots are the backend's to choose and name (a slot number < 2^61).  All
+ * operations are thread-safe; a backend shards its locks as it sees fit.
+ */
+#ifndef TIERFS_BACKEND_H
+#define TIERFS_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tierfs/pagemap.h"
+
+struct codec;
+struct tier_backend;
+
+struct backend_config {
+	uint64_t capacity_bytes;	/* of stored (uncompressed) page data */
+	const struct codec *codec;	/* zpool: the compressor */
+	int codec_level;
+	const char *path;		/* file: the swap file to create */
+	unsigned int nr_shards;		/* zpool: 0 = one per 64 MiB of slot space */
+};
+
+/* Counters every backend keeps; monotonic except the first four. */
+struct backend_stats {
+	uint64_t stored_pages;		/* pages held now */
+	uint64_t stored_bytes;		/* their uncompressed size */
+	uint64_t pool_bytes;		/* memory or disk the backend uses for them */
+	uint64_t capacity_bytes;
+	uint64_t nr_stores, nr_loads, nr_frees;	/* pages */
+	uint64_t nr_store_errors, nr_load_errors;
+	uint64_t nr_reject_full;	/* stores refused: no room */
+	uint64_t nr_reject_alloc;	/* stores refused: backend memory */
+	uint64_t nr_reject_raw;		/* zpool: stored raw, compressed too poorly */
+	uint64_t nr_lock_contended;	/* zpool: shard lock found taken */
+};
+
+struct tier_backend_ops {
+	const char *name;		/* "zpool", "ramdisk", "file" */
+	bool is_sync;			/* loads complete in memory, no I/O wait */
+
+	int (*create)(const struct backend_config *cfg, struct tier_backend **out);
+	void (*destroy)(struct tier_backend *b);
+
+	/*
+	 * Store nr pages (PAGE_SIZE bytes each), setting slots[i] for each.
+	 * Stores a prefix: returns how many pages were stored (the first n),
+	 * or -errno when none was (-ENOSPC full, -ENOMEM, -EIO).  The pages
+	 * may be reused as soon as it returns.
+	 */
+	int (*store)(struct tier_backend *b, void *const *pages, unsigned int nr, uint64_t *slots);
+
+	/*
+	 * Load nr slots into pages.  Returns 0, or -errno (-EIO) and then no
+	 * page's content is defined.  Slots stay allocated.
+	 */
+	int (*load)(struct tier_backend *b, const uint64_t *slots, void *const *pages,
+		    unsigned int nr);
+
+	/* Release slots (they must be allocated). */
+	void (*free)(struct tier_backend *b, const uint64_t *slots, unsigned int nr);
+
+	void (*get_stats)(struct tier_backend *b, struct backend_stats *st);
+};
+
+struct tier_backend {
+	const struct tier_backend_ops *ops;
+};
+
+/* NULL-terminated list of the compiled-in backends. */
+extern const struct tier_backend_ops *const backend_table[];
+
+/* The backend named name, or NULL. */
+const struct tier_backend_ops *backend_find(const char *name);
+
+#endif

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Conformance of every compiled-in backend (zpool once per codec): round
+ * trips in batches, prefix stores when full, stats, concurrent batches, and
+ * failed stores and loads that lose and leak nothing.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "faulty_backend.h"
+#include "tierfs/backend.h"
+#include "tierfs/codec.h"
+
+#define NR_PAGES 256		/* capacity of each backend under test, in pages */
+
+struct config {
+	const struct tier_backend_ops *ops;
+	const struct codec *codec;
+};
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Page n of a fixed sequence: a third sparse, a third text, a third random. */
+static void make_page(unsigned int n, char *page)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ULL * (n + 1);
+
+	switch (n % 3) {
+	case 0:
+		memset(page, 0, PAGE_SIZE);
+		for (int i = 0; i < 16; i++)
+			page[rng_next(&s) % PAGE_SIZE] = (char)rng_next(&s);
+		break;
+	case 1:
+		for (size_t i = 0; i < PAGE_SIZE; i++)
+			page[i] = "the quick brown fox jumps over a lazy dog\n"[rng_next(&s) % 42];
+		break;
+	default:
+		for (size_t i = 0; i < PAGE_SIZE; i += 8) {
+			uint64_t v = rng_next(&s);
+
+			memcpy(page + i, &v, 8);
+		}
+		break;
+	}
+}
+
+static char *alloc_pages(unsigned int nr)
+{
+	char *p = aligned_alloc(PAGE_SIZE, (size_t)nr * PAGE_SIZE);
+
+	if (!p)
+		abort();
+	return p;
+}
+
+static int open_backend(const struct config *c, uint64_t nr_pages, struct tier_backend **out)
+{
+	char path[] = "/var/tmp/tierfs-test-swap.XXXXXX";
+	struct backend_config cfg = {
+		.capacity_bytes = nr_pages * PAGE_SIZE,
+		.codec = c->codec,
+		.codec_level = c->codec ? c->codec->default_level : 0,
+		.path = path,
+	};
+	int fd = mkstemp(path);
+
+	/* A fresh name the backend creates itself. */
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	return c->ops->create(&cfg, out);
+}
+
+static void stats_of(struct tier_backend *b, struct backend_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	b->ops->get_stats(b, st);
+}
+
+/* Store pages 0..nr-1 in batches of batch, load them back in reverse batches. */
+static void test_round_trip(const struct config *c, unsigned int batch)
+{
+	struct tier_backend *b;
+	struct backend_stats st;
+	char *src = alloc_pages(NR_PAGES), *dst = alloc_pages(NR_PAGES);
+	void *ptr[NR_PAGES];
+	uint64_t slots[NR_PAGES];
+	unsigned int nr = NR_PAGES / 2;
+
+	check_set_context("%s%s%s batch %u", c->ops->name, c->codec ? ":" : "",
+			  c->codec ? c->codec->name : "", batch);
+	CHECK_EQ(0, open_backend(c, NR_PAGES, &b));
+	for (unsigned int i = 0; i < nr; i++) {
+		make_page(i, src + (size_t)i * PAGE_SIZE);
+		ptr[i] = src + (size_t)i * PAGE_SIZE;
+	}
+	for (unsigned int i = 0; i < nr; i += batch) {
+		unsigned int n = nr - i < batch ? nr - i : batch;
+
+		CHECK_EQ((int)n, b->ops->store(b, ptr + i, n, slots + i));
+	}
+	stats_of(b, &st);
+	CHECK_EQ((uint64_t)nr, st.stored_pages);
+	CHECK_EQ((uint64_t)nr * PAGE_SIZE, st.stored_bytes);
+	CHECK(st.pool_bytes > 0);
+	memset(dst, 0xa5, (size_t)NR_PAGES * PAGE_SIZE);
+	for (unsigned int i = 0; i < nr; i++)
+		ptr[i] = dst + (size_t)(nr - 1 - i) * PAGE_SIZE;
+	/* Reverse order, so loads do not simply retrace the stores. */
+	for (unsigned int i = 0; i < nr; i += batch) {
+		unsigned int n = nr - i < batch ? nr - i : batch;
+		uint64_t rev[NR_PAGES];
+
+		for (unsigned int k = 0; k < n; k++)
+			rev[k] = slots[nr - 1 - (i + k)];
+		CHECK_EQ(0, b->ops->load(b, rev, ptr + i, n));
+	}
+	CHECK_MEM(src, dst, (size_t)nr * PAGE_SIZE);
+	b->ops->free(b, slots, nr);
+	stats_of(b, &st);
+	CHECK_EQ((uint64_t)0, st.stored_pages);
+	CHECK_EQ((uint64_t)0, st.stored_bytes);
+	CHECK_EQ((uint64_t)nr, st.nr_stores);
+	CHECK_EQ((uint64_t)nr, st.nr_loads);
+	b->ops->destroy(b);
+	free(src);
+	free(dst);
+	check_set_context("%s", "");
+}
+
+/* Full: the prefix that fits is stored, then -ENOSPC, and nothing is lost. */
+static void test_full(const struct config *c)
+{
+	enum { CAP = 64 };
+	struct tier_backend *b;
+	struct backend_stats st;
+	char *src = alloc_pages(CAP + 8), *dst = alloc_pages(1);
+	void *ptr[CAP + 8];
+	uint64_t slots[CAP + 8];
+	int ret;
+
+	check_set_context("%s full", c->ops->name);
+	CHECK_EQ(0, open_backend(c, CAP, &b));
+	for (unsigned int i = 0; i < CAP + 8; i++) {
+		make_page(i, src + (size_t)i * PAGE_SIZE);
+		ptr[i] = src + (size_t)i * PAGE_SIZE;
+	}
+	CHECK_EQ(CAP - 4, b->ops->store(b, ptr, CAP - 4, slots));
+	ret = b->ops->store(b, ptr + CAP - 4, 8, slots + CAP - 4);
+	CHECK_EQ(4, ret);
+	CHECK_EQ(-ENOSPC, b->ops->store(b, ptr + CAP, 1, slots + CAP));
+	stats_of(b, &st);
+	CHECK_EQ((uint64_t)CAP, st.stored_pages);
+	CHECK(st.nr_reject_full > 0);
+	for (unsigned int i = 0; i < CAP; i++) {
+		void *one = dst;
+
+		CHECK_EQ(0, b->ops->load(b, slots + i, &one, 1));
+		CHECK_MEM(src + (size_t)i * PAGE_SIZE, dst, PAGE_SIZE);
+	}
+	/* Room again after a free. */
+	b->ops->free(b, slots, 1);
+	CHECK_EQ(1, b->ops->store(b, ptr + CAP, 1, slots));
+	b->ops->free(b, slots, CAP);
+	b->ops->destroy(b);
+	free(src);
+	free(dst);
+	check_set_context("%s", "");
+}
+
+/* A failed store stores nothing; a failed load leaves the slots loadable. */
+static void test_faults(const struct config *c)
+{
+	struct faulty_backend f;
+	struct tier_backend *inner;
+	struct backend_stats st;
+	char *src = alloc_pages(8), *dst = alloc_pages(8);
+	void *sp[8], *dp[8];
+	uint64_t slots[8];
+
+	check_set_context("%s faults", c->ops->name);
+	CHECK_EQ(0, open_backend(c, NR_PAGES, &inner));
+	for (unsigned int i = 0; i < 8; i++) {
+		make_page(i, src + (size_t)i * PAGE_SIZE);
+		sp[i] = src + (size_t)i * PAGE_SIZE;
+		dp[i] = dst + (size_t)i * PAGE_SIZE;
+	}
+	faulty_wrap(&f, inner, FAULTY_STORE, 2, false);
+	CHECK_EQ(4, f.base.ops->store(&f.base, sp, 4, slots));
+	CHECK_EQ(-EIO, f.base.ops->store(&f.base, sp + 4, 4, slots + 4));
+	stats_of(&f.base, &st);
+	CHECK_EQ((uint64_t)4, st.stored_pages);
+	CHECK_EQ(4, f.base.ops->store(&f.base, sp + 4, 4, slots + 4));
+
+	faulty_wrap(&f, inner, FAULTY_LOAD, 1, true);
+	CHECK_EQ(-EIO, f.base.ops->load(&f.base, slots, dp, 8));
+	CHECK_EQ(-EIO, f.base.ops->load(&f.base, slots, dp, 8));
+	CHECK_EQ(0, inner->ops->load(inner, slots, dp, 8));
+	CHECK_MEM(src, dst, 8 * PAGE_SIZE);
+	f.base.ops->free(&f.base, slots, 8);
+	stats_of(&f.base, &st);
+	CHECK_EQ((uint64_t)0, st.stored_pages);
+	f.base.ops->destroy(&f.base);
+	free(src);
+	free(dst);
+	check_set_context("%s", "");
+}
+
+struct worker {
+	struct tier_backend *b;
+	unsigned int seed;
+	unsigned int nr_rounds;
+	unsigned int nr_bad;
+};
+
+/* Store a batch, load it back, compare, free; until the time is up. */
+static void *work(void *arg)
+{
+	struct worker *w = arg;
+	char *src = alloc_pages(16), *dst = alloc_pages(16);
+	void *sp[16], *dp[16];
+	uint64_t slots[16];
+	struct timespec end, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_nsec += 300 * 1000 * 1000;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	for (unsigned int i = 0; i < 16; i++) {
+		sp[i] = src + (size_t)i * PAGE_SIZE;
+		dp[i] = dst + (size_t)i * PAGE_SIZE;
+	}
+	do {
+		unsigned int n = 1 + (w->seed + w->nr_rounds) % 16;
+
+		for (unsigned int i = 0; i < n; i++)
+			make_page(w->seed * 7919 + w->nr_rounds * 16 + i, sp[i]);
+		if (w->b->ops->store(w->b, sp, n, slots) != (int)n ||
+		    w->b->ops->load(w->b, slots, dp, n) || memcmp(src, dst, n * PAGE_SIZE))
+			w->nr_bad++;
+		w->b->ops->free(w->b, slots, n);
+		w->nr_rounds++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	free(src);
+	free(dst);
+	return NULL;
+}
+
+static void test_concurrent(const struct config *c)
+{
+	struct worker w[2];
+	pthread_t t[2];
+	struct tier_backend *b;
+	struct backend_stats st;
+
+	check_set_context("%s concurrent", c->ops->name);
+	CHECK_EQ(0, open_backend(c, NR_PAGES, &b));
+	for (int i = 0; i < 2; i++) {
+		w[i] = (struct worker){ .b = b, .seed = (unsigned int)i + 1 };
+		pthread_create(&t[i], NULL, work, &w[i]);
+	}
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_EQ(0u, w[i].nr_bad);
+		CHECK(w[i].nr_rounds > 0);
+	}
+	stats_of(b, &st);
+	CHECK_EQ((uint64_t)0, st.stored_pages);
+	b->ops->destroy(b);
+	check_set_context("%s", "");
+}
+
+static void test_config(const struct config *c)
+{
+	static const unsigned int batches[] = { 1, 7, 32, 128 };
+
+	for (size_t i = 0; i < sizeof(batches) / sizeof(batches[0]); i++)
+		test_round_trip(c, batches[i]);
+	test_full(c);
+	test_faults(c);
+	test_concurrent(c);
+}
+
+int main(void)
+{
+	for (const struct tier_backend_ops *const *b = backend_table; *b; b++) {
+		if (!strcmp((*b)->name, "zpool")) {
+			for (const struct codec *const *k = codec_table; *k; k++)
+				test_config(&(struct config){ *b, *k });
+		} else {
+			test_config(&(struct config){ *b, NULL });
+		}
+	}
+	CHECK(backend_find("zpool") != NULL);
+	CHECK(backend_find("nonesuch") == NULL);
+	{
+		const struct codec *k;
+		int level;
+
+		CHECK_EQ(0, codec_parse("lz4", &k, &level));
+		CHECK(!strcmp(k->name, "lz4") && level == k->default_level);
+		CHECK_EQ(0, codec_parse("zstd:5", &k, &level));
+		CHECK(!strcmp(k->name, "zstd") && level == 5);
+		CHECK_EQ(-EINVAL, codec_parse("zstd:999", &k, &level));
+		CHECK_EQ(-EINVAL, codec_parse("zstd:", &k, &level));
+		CHECK_EQ(-EINVAL, codec_parse("lz", &k, &level));
+		CHECK_EQ(-EINVAL, codec_parse("gzip", &k, &level));
+	}
+	return check_done("backend");
+}

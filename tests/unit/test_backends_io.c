@@ -1,0 +1,688 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The ramdisk and file backends: byte-exact round trips in batches, reuse of
+ * freed slots, a full backend, stats, two threads at once, and for the file
+ * backend an anonymous swap file, on /tmp, /var/tmp, /dev/shm and (as root,
+ * in a mount namespace of its own) ramfs, which has neither O_DIRECT nor
+ * fallocate, plus I/O errors provoked with RLIMIT_FSIZE and a truncated file.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tierfs/backend.h"
+
+#include "check.h"
+
+#define NR_ROUND_TRIP_PAGES 1024
+#define THREAD_SECONDS 1.0
+#define THREAD_MAX_HELD 1024
+
+static uint64_t xorshift64(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}
+
+/* A page whose every word follows from seed, so any mix-up shows. */
+static void page_fill(void *page, uint64_t seed)
+{
+	uint64_t state = seed * 0x9e3779b97f4a7c15ULL | 1, *words = page;
+
+	for (size_t i = 0; i < PAGE_SIZE / sizeof(*words); i++)
+		words[i] = xorshift64(&state);
+}
+
+static bool page_matches(const void *page, uint64_t seed)
+{
+	uint64_t state = seed * 0x9e3779b97f4a7c15ULL | 1;
+	const uint64_t *words = page;
+
+	for (size_t i = 0; i < PAGE_SIZE / sizeof(*words); i++)
+		if (words[i] != xorshift64(&state))
+			return false;
+	return true;
+}
+
+/* nr PAGE_SIZE-aligned pages, like the page pool's. */
+static void **pages_new(unsigned int nr)
+{
+	void **pages = calloc(nr, sizeof(*pages));
+	char *mem = aligned_alloc(PAGE_SIZE, (size_t)nr * PAGE_SIZE);
+
+	if (!pages || !mem) {
+		fprintf(stderr, "out of memory\n");
+		exit(T_EXIT_FAIL);
+	}
+	for (unsigned int i = 0; i < nr; i++)
+		pages[i] = mem + (size_t)i * PAGE_SIZE;
+	return pages;
+}
+
+static void pages_free(void **pages)
+{
+	if (pages)
+		free(pages[0]);
+	free(pages);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One backend under test: how to make it, and where (file backend). */
+struct target {
+	const struct tier_backend_ops *ops;
+	const char *dir; /* file: a fresh directory of its own */
+	char path[PATH_MAX];
+};
+
+static struct tier_backend *target_create(struct target *t, uint64_t nr_pages)
+{
+	struct backend_config cfg = { .capacity_bytes = nr_pages * PAGE_SIZE, .path = t->path };
+	struct tier_backend *b = NULL;
+	int ret = t->ops->create(&cfg, &b);
+
+	if (!CHECK_EQ(0, ret))
+		return NULL;
+	CHECK(b != NULL && b->ops == t->ops);
+	return b;
+}
+
+static struct backend_stats stats_of(struct tier_backend *b)
+{
+	struct backend_stats st;
+
+	b->ops->get_stats(b, &st);
+	return st;
+}
+
+/* Store pages seeded seeds[0..nr) in batches of batch; every store must fit. */
+static bool store_all(struct tier_backend *b, void **pages, const uint64_t *seeds, uint64_t *slots,
+		      unsigned int nr, unsigned int batch)
+{
+	for (unsigned int i = 0; i < nr; i += batch) {
+		unsigned int n = nr - i < batch ? nr - i : batch;
+
+		for (unsigned int k = 0; k < n; k++)
+			page_fill(pages[k], seeds[i + k]);
+		if (!CHECK_EQ((int)n, b->ops->store(b, pages, n, slots + i)))
+			return false;
+	}
+	return true;
+}
+
+/* Load slots in batches and compare with the seeds; counts bad pages. */
+static unsigned int load_check(struct tier_backend *b, void **pages, const uint64_t *seeds,
+			       const uint64_t *slots, unsigned int nr, unsigned int batch)
+{
+	unsigned int nr_bad = 0;
+
+	for (unsigned int i = 0; i < nr; i += batch) {
+		unsigned int n = nr - i < batch ? nr - i : batch;
+
+		for (unsigned int k = 0; k < n; k++)
+			memset(pages[k], 0xa5, PAGE_SIZE);
+		if (!CHECK_EQ(0, b->ops->load(b, slots + i, pages, n)))
+			return nr - i;
+		for (unsigned int k = 0; k < n; k++)
+			nr_bad += !page_matches(pages[k], seeds[i + k]);
+	}
+	return nr_bad;
+}
+
+static bool slots_unique(const uint64_t *slots, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++)
+		for (unsigned int k = i + 1; k < nr; k++)
+			if (slots[i] == slots[k])
+				return false;
+	return true;
+}
+
+static void free_in_batches(struct tier_backend *b, const uint64_t *slots, unsigned int nr,
+			    unsigned int batch)
+{
+	for (unsigned int i = 0; i < nr; i += batch)
+		b->ops->free(b, slots + i, nr - i < batch ? nr - i : batch);
+}
+
+static void check_empty(struct tier_backend *b)
+{
+	struct backend_stats st = stats_of(b);
+
+	CHECK_EQ(0, st.stored_pages);
+	CHECK_EQ(0, st.stored_bytes);
+	CHECK_EQ(0, st.pool_bytes);
+}
+
+static void test_round_trips(struct target *t)
+{
+	static const unsigned int batches[] = { 1, 7, 32, 256 };
+	unsigned int nr = NR_ROUND_TRIP_PAGES;
+	uint64_t *seeds = calloc(nr, sizeof(*seeds)), *slots = calloc(nr, sizeof(*slots));
+	uint64_t *reversed_seeds = calloc(nr, sizeof(*seeds));
+	uint64_t *reversed_slots = calloc(nr, sizeof(*slots));
+	void **pages = pages_new(256);
+	struct tier_backend *b = target_create(t, 4 * nr);
+
+	for (size_t i = 0; b && i < sizeof(batches) / sizeof(batches[0]); i++) {
+		unsigned int batch = batches[i];
+		struct backend_stats st;
+
+		check_set_context("%s round trip, batch %u", t->ops->name, batch);
+		for (unsigned int k = 0; k < nr; k++)
+			seeds[k] = (uint64_t)batch << 32 | k;
+		if (!store_all(b, pages, seeds, slots, nr, batch))
+			break;
+		CHECK(slots_unique(slots, nr));
+		st = stats_of(b);
+		CHECK_EQ((uint64_t)nr, st.stored_pages);
+		CHECK_EQ((uint64_t)nr * PAGE_SIZE, st.stored_bytes);
+		CHECK(st.pool_bytes >= (uint64_t)nr * PAGE_SIZE);
+		CHECK(st.pool_bytes <= st.capacity_bytes + (1 << 20));
+		CHECK_EQ(0u, load_check(b, pages, seeds, slots, nr, batch));
+		/* Backwards: no two neighbours are contiguous slots any more. */
+		for (unsigned int k = 0; k < nr; k++) {
+			reversed_seeds[k] = seeds[nr - 1 - k];
+			reversed_slots[k] = slots[nr - 1 - k];
+		}
+		CHECK_EQ(0u, load_check(b, pages, reversed_seeds, reversed_slots, nr, batch));
+		free_in_batches(b, slots, nr, batch);
+		check_empty(b);
+	}
+	if (b) {
+		struct backend_stats st = stats_of(b);
+		uint64_t expected = (uint64_t)nr * (sizeof(batches) / sizeof(batches[0]));
+
+		check_set_context("%s round trip counters", t->ops->name);
+		CHECK_EQ(expected, st.nr_stores);
+		CHECK_EQ(2 * expected, st.nr_loads);
+		CHECK_EQ(expected, st.nr_frees);
+		CHECK_EQ(0, st.nr_store_errors);
+		CHECK_EQ(0, st.nr_load_errors);
+		CHECK_EQ(0, st.nr_reject_full);
+		CHECK_EQ(0, st.nr_reject_alloc);
+		b->ops->destroy(b);
+	}
+	check_clear_context();
+	pages_free(pages);
+	free(seeds);
+	free(slots);
+	free(reversed_seeds);
+	free(reversed_slots);
+}
+
+/* Fill a backend, free every other page, fill the holes, lose nothing. */
+static void test_free_reuse(struct target *t)
+{
+	enum { NR = 64 };
+	uint64_t seeds[NR], slots[NR], freed[NR / 2], one;
+	void **pages = pages_new(NR);
+	struct tier_backend *b = target_create(t, NR);
+
+	check_set_context("%s free and reuse", t->ops->name);
+	for (unsigned int i = 0; i < NR; i++)
+		seeds[i] = 1000 + i;
+	if (!b || !store_all(b, pages, seeds, slots, NR, NR))
+		goto out;
+	page_fill(pages[0], 1);
+	CHECK_EQ(-ENOSPC, b->ops->store(b, pages, 1, &one));
+	for (unsigned int i = 0; i < NR / 2; i++)
+		freed[i] = slots[2 * i + 1];
+	b->ops->free(b, freed, NR / 2);
+	CHECK_EQ((uint64_t)NR / 2, stats_of(b).stored_pages);
+	for (unsigned int i = 0; i < NR / 2; i++)
+		seeds[2 * i + 1] = 2000 + i;
+	for (unsigned int i = 0; i < NR / 2; i++)
+		page_fill(pages[i], seeds[2 * i + 1]);
+	if (!CHECK_EQ(NR / 2, b->ops->store(b, pages, NR / 2, freed)))
+		goto out;
+	for (unsigned int i = 0; i < NR / 2; i++)
+		slots[2 * i + 1] = freed[i];
+	CHECK(slots_unique(slots, NR));
+	CHECK_EQ(0u, load_check(b, pages, seeds, slots, NR, NR));
+	free_in_batches(b, slots, NR, 5);
+	check_empty(b);
+out:
+	check_clear_context();
+	if (b)
+		b->ops->destroy(b);
+	pages_free(pages);
+}
+
+/* 1000 pages of room, stores of 256: three fit, a prefix, then nothing. */
+static void test_full(struct target *t)
+{
+	enum { NR = 1000, BATCH = 256 };
+	uint64_t seeds[NR + BATCH], slots[NR + BATCH];
+	void **pages = pages_new(BATCH);
+	struct tier_backend *b = target_create(t, NR);
+	unsigned int nr_stored = 0;
+	struct backend_stats st;
+
+	check_set_context("%s full", t->ops->name);
+	if (!b)
+		goto out;
+	CHECK_EQ((uint64_t)NR * PAGE_SIZE, stats_of(b).capacity_bytes);
+	for (unsigned int i = 0; i < NR + BATCH; i++)
+		seeds[i] = 5000 + i;
+	for (unsigned int round = 0; round < 5; round++) {
+		unsigned int expected = NR - nr_stored < BATCH ? NR - nr_stored : BATCH;
+		int ret;
+
+		for (unsigned int k = 0; k < BATCH; k++)
+			page_fill(pages[k], seeds[nr_stored + k]);
+		ret = b->ops->store(b, pages, BATCH, slots + nr_stored);
+		if (expected)
+			CHECK_EQ((int)expected, ret);
+		else
+			CHECK_EQ(-ENOSPC, ret);
+		if (ret > 0)
+			nr_stored += (unsigned int)ret;
+	}
+	CHECK_EQ((unsigned int)NR, nr_stored);
+	CHECK(slots_unique(slots, nr_stored));
+	st = stats_of(b);
+	CHECK_EQ((uint64_t)NR, st.stored_pages);
+	CHECK_EQ((uint64_t)(5 * BATCH - NR), st.nr_reject_full);
+	CHECK_EQ(0u, load_check(b, pages, seeds, slots, nr_stored, 32));
+	free_in_batches(b, slots, nr_stored, 100);
+	check_empty(b);
+out:
+	check_clear_context();
+	if (b)
+		b->ops->destroy(b);
+	pages_free(pages);
+}
+
+struct worker {
+	struct tier_backend *b;
+	pthread_t thread;
+	unsigned int id;
+	uint64_t nr_rounds, nr_pages_checked, nr_bad, nr_errors;
+};
+
+static void *worker_run(void *arg)
+{
+	struct worker *w = arg;
+	struct tier_backend *b = w->b;
+	uint64_t held_slots[THREAD_MAX_HELD], held_seeds[THREAD_MAX_HELD], check_slots[64];
+	uint64_t check_seeds[64], rng = 0x1234567ULL + w->id, next_seed = (uint64_t)w->id << 40;
+	void **pages = pages_new(64);
+	unsigned int nr_held = 0;
+	double end = now() + THREAD_SECONDS;
+
+	while (now() < end) {
+		unsigned int n = 1 + (unsigned int)(xorshift64(&rng) % 64);
+		int ret;
+
+		/* Store a batch. */
+		if (nr_held + n > THREAD_MAX_HELD)
+			n = THREAD_MAX_HELD - nr_held;
+		for (unsigned int k = 0; k < n; k++) {
+			held_seeds[nr_held + k] = next_seed + k;
+			page_fill(pages[k], next_seed + k);
+		}
+		next_seed += n;
+		ret = n ? b->ops->store(b, pages, n, held_slots + nr_held) : 0;
+		if (ret > 0)
+			nr_held += (unsigned int)ret;
+		else if (ret < 0 && ret != -ENOSPC && w->nr_errors++ == 0)
+			printf("# thread %u: store of %u: %s\n", w->id, n, strerror(-ret));
+
+		/* Load a random selection of what is held, in one batch. */
+		n = nr_held < 64 ? nr_held : 64;
+		for (unsigned int k = 0; k < n; k++) {
+			unsigned int pick = (unsigned int)(xorshift64(&rng) % nr_held);
+
+			check_slots[k] = held_slots[pick];
+			check_seeds[k] = held_seeds[pick];
+		}
+		ret = n ? b->ops->load(b, check_slots, pages, n) : 0;
+		if (ret < 0 && w->nr_errors++ == 0)
+			printf("# thread %u: load of %u: %s\n", w->id, n, strerror(-ret));
+		for (unsigned int k = 0; k < n; k++)
+			w->nr_bad += !page_matches(pages[k], check_seeds[k]);
+		w->nr_pages_checked += n;
+
+		/* Free a random run of what is held. */
+		n = nr_held ? (unsigned int)(xorshift64(&rng) % (nr_held / 2 + 1)) : 0;
+		if (n) {
+			unsigned int from = (unsigned int)(xorshift64(&rng) % (nr_held - n + 1));
+
+			b->ops->free(b, held_slots + from, n);
+			memmove(held_slots + from, held_slots + from + n,
+				(nr_held - from - n) * sizeof(*held_slots));
+			memmove(held_seeds + from, held_seeds + from + n,
+				(nr_held - from - n) * sizeof(*held_seeds));
+			nr_held -= n;
+		}
+		w->nr_rounds++;
+	}
+	for (unsigned int i = 0; i < nr_held; i += 64) {
+		unsigned int n = nr_held - i < 64 ? nr_held - i : 64;
+
+		if (b->ops->load(b, held_slots + i, pages, n) < 0)
+			w->nr_errors++;
+		for (unsigned int k = 0; k < n; k++)
+			w->nr_bad += !page_matches(pages[k], held_seeds[i + k]);
+		w->nr_pages_checked += n;
+	}
+	free_in_batches(b, held_slots, nr_held, 64);
+	pages_free(pages);
+	return NULL;
+}
+
+static void test_threads(struct target *t)
+{
+	struct worker workers[2];
+	struct tier_backend *b = target_create(t, 4 * THREAD_MAX_HELD);
+
+	check_set_context("%s two threads", t->ops->name);
+	if (!b)
+		goto out;
+	for (unsigned int i = 0; i < 2; i++) {
+		workers[i] = (struct worker){ .b = b, .id = i + 1 };
+		if (!CHECK_EQ(0, pthread_create(&workers[i].thread, NULL, worker_run, &workers[i])))
+			exit(T_EXIT_FAIL);
+	}
+	for (unsigned int i = 0; i < 2; i++) {
+		pthread_join(workers[i].thread, NULL);
+		CHECK_EQ(0, workers[i].nr_bad);
+		CHECK_EQ(0, workers[i].nr_errors);
+		CHECK(workers[i].nr_rounds > 10);
+		if (check_is_verbose())
+			printf("# %s thread %u: %" PRIu64 " rounds, %" PRIu64 " pages checked\n",
+			       t->ops->name, i, workers[i].nr_rounds, workers[i].nr_pages_checked);
+	}
+	check_empty(b);
+	b->ops->destroy(b);
+out:
+	check_clear_context();
+}
+
+static void test_backend(struct target *t)
+{
+	test_round_trips(t);
+	test_free_reuse(t);
+	test_full(t);
+	test_threads(t);
+}
+
+/* Entries of dir other than . and .. */
+static unsigned int dir_nr_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned int nr = 0;
+
+	if (!d)
+		return UINT_MAX;
+	while ((e = readdir(d)))
+		nr += strcmp(e->d_name, ".") && strcmp(e->d_name, "..");
+	closedir(d);
+	return nr;
+}
+
+/* The swap file leaves no name behind, whether path names a file or the directory. */
+static void test_file_anonymous(struct target *t)
+{
+	struct tier_backend *b;
+
+	check_set_context("file in %s: no name", t->dir);
+	b = target_create(t, 16);
+	if (b) {
+		CHECK_EQ(0u, dir_nr_entries(t->dir));
+		CHECK(access(t->path, F_OK) < 0 && errno == ENOENT);
+		b->ops->destroy(b);
+	}
+
+	snprintf(t->path, sizeof(t->path), "%s", t->dir);
+	b = target_create(t, 16);
+	if (b) {
+		CHECK_EQ(0u, dir_nr_entries(t->dir));
+		CHECK_EQ(16 * PAGE_SIZE, stats_of(b).capacity_bytes);
+		b->ops->destroy(b);
+	}
+	snprintf(t->path, sizeof(t->path), "%s/swap", t->dir);
+	check_clear_context();
+}
+
+/* capacity 0: an existing regular file gives the size and stays untouched. */
+static void test_file_capacity_from_file(struct target *t)
+{
+	char sized[PATH_MAX + 16], content[100], back[100];
+	struct backend_config cfg = { .path = sized };
+	struct tier_backend *b = NULL;
+	struct stat st;
+	int fd;
+
+	check_set_context("file in %s: capacity 0", t->dir);
+	snprintf(sized, sizeof(sized), "%s/sized", t->dir);
+	CHECK_EQ(-EINVAL, t->ops->create(&cfg, &b));
+	fd = open(sized, O_CREAT | O_EXCL | O_RDWR, 0600);
+	if (!CHECK(fd >= 0))
+		goto out;
+	memset(content, 'z', sizeof(content));
+	CHECK(pwrite(fd, content, sizeof(content), 0) == (ssize_t)sizeof(content));
+	CHECK_EQ(0, ftruncate(fd, (off_t)(256 * PAGE_SIZE + 100)));
+	if (CHECK_EQ(0, t->ops->create(&cfg, &b))) {
+		CHECK_EQ(256 * PAGE_SIZE, stats_of(b).capacity_bytes);
+		b->ops->destroy(b);
+	}
+	CHECK(fstat(fd, &st) == 0 && st.st_size == (off_t)(256 * PAGE_SIZE + 100));
+	CHECK(pread(fd, back, sizeof(back), 0) == (ssize_t)sizeof(back));
+	CHECK_MEM(content, back, sizeof(back));
+	close(fd);
+	unlink(sized);
+
+	cfg.path = t->dir;
+	CHECK_EQ(-EINVAL, t->ops->create(&cfg, &b));
+out:
+	check_clear_context();
+}
+
+/* The backend's file among our fds: the one open on a deleted name in dir. */
+static int find_swap_fd(const char *dir)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int found = -1;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		char link[300], target[PATH_MAX];
+		ssize_t len;
+
+		snprintf(link, sizeof(link), "/proc/self/fd/%s", e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		if (!strncmp(target, dir, strlen(dir)) && strstr(target, "(deleted)"))
+			found = atoi(e->d_name);
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * A write past RLIMIT_FSIZE fails with EFBIG, a read past the end of a
+ * truncated file comes back short: the store reports the prefix before the
+ * failed request, the load -EIO, and both are counted.
+ */
+static void test_file_io_errors(struct target *t)
+{
+	enum { NR = 300, LIMIT = 256 };
+	uint64_t seeds[NR], slots[LIMIT + 256], more[8];
+	void **pages = pages_new(NR);
+	struct tier_backend *b = target_create(t, 512);
+	struct rlimit old, limit;
+	struct backend_stats st;
+	int ret = 0, fd;
+
+	check_set_context("file in %s: I/O errors", t->dir);
+	if (!b)
+		goto out;
+	for (unsigned int i = 0; i < NR; i++) {
+		seeds[i] = 9000 + i;
+		page_fill(pages[i], seeds[i]);
+	}
+	signal(SIGXFSZ, SIG_IGN);
+	getrlimit(RLIMIT_FSIZE, &old);
+	limit = old;
+	limit.rlim_cur = LIMIT * PAGE_SIZE;
+	if (setrlimit(RLIMIT_FSIZE, &limit) < 0) {
+		printf("# skip store error: setrlimit: %s\n", strerror(errno));
+		ret = b->ops->store(b, pages, LIMIT, slots);
+		CHECK_EQ(LIMIT, ret);
+		goto load_error;
+	}
+	/* A fresh file: slots 0..255 in one request, 256..299 in another. */
+	ret = b->ops->store(b, pages, NR, slots);
+	CHECK_EQ(LIMIT, ret);
+	CHECK_EQ(-EFBIG, b->ops->store(b, pages, 8, more));
+	setrlimit(RLIMIT_FSIZE, &old);
+	st = stats_of(b);
+	CHECK_EQ((uint64_t)LIMIT, st.stored_pages);
+	CHECK_EQ((uint64_t)LIMIT, st.nr_stores);
+	CHECK_EQ((uint64_t)(NR - LIMIT + 8), st.nr_store_errors);
+	if (ret == LIMIT)
+		CHECK_EQ(0u, load_check(b, pages, seeds, slots, LIMIT, 64));
+	/* The failed slots were given back: all the rest fits now. */
+	CHECK_EQ(256, b->ops->store(b, pages, 256, slots + LIMIT));
+	b->ops->free(b, slots + LIMIT, 256);
+
+load_error:
+	fd = find_swap_fd(t->dir);
+	if (!CHECK(fd >= 0))
+		goto destroy;
+	CHECK_EQ(0, ftruncate(fd, (off_t)(128 * PAGE_SIZE)));
+	CHECK_EQ(-EIO, b->ops->load(b, slots + 120, pages, 16));
+	CHECK_EQ(16u, (unsigned int)stats_of(b).nr_load_errors);
+	CHECK_EQ(0u, load_check(b, pages, seeds, slots, 120, 40));
+	if (ret > 0)
+		free_in_batches(b, slots, (unsigned int)ret, 64);
+	check_empty(b);
+destroy:
+	b->ops->destroy(b);
+out:
+	signal(SIGXFSZ, SIG_DFL);
+	check_clear_context();
+	pages_free(pages);
+}
+
+/* Whether the filesystem of dir takes O_DIRECT: the backend falls back if not. */
+static const char *dir_io_mode(const char *dir)
+{
+	int fd = open(dir, O_TMPFILE | O_RDWR | O_DIRECT, 0600);
+
+	if (fd < 0)
+		return "buffered (no O_DIRECT)";
+	close(fd);
+	return "O_DIRECT";
+}
+
+static bool test_file_in(const struct tier_backend_ops *ops, const char *base)
+{
+	char dir[PATH_MAX / 2];
+	struct target t = { .ops = ops, .dir = dir };
+
+	snprintf(dir, sizeof(dir), "%s/tierfs-bkio-XXXXXX", base);
+	if (!mkdtemp(dir)) {
+		printf("# skip file backend on %s: %s\n", base, strerror(errno));
+		return false;
+	}
+	printf("# file backend on %s: %s\n", base, dir_io_mode(dir));
+	snprintf(t.path, sizeof(t.path), "%s/swap", dir);
+	test_file_anonymous(&t);
+	test_backend(&t);
+	test_file_capacity_from_file(&t);
+	test_file_io_errors(&t);
+	CHECK_EQ(0u, dir_nr_entries(dir));
+	rmdir(dir);
+	return true;
+}
+
+/*
+ * ramfs takes neither O_DIRECT nor fallocate: the buffered, sparse fallbacks.
+ * Mounting it needs root and a mount namespace, which needs a process with a
+ * single thread, so this runs first.
+ */
+static bool test_file_on_ramfs(const struct tier_backend_ops *ops)
+{
+	char mnt[] = "/tmp/tierfs-bkio-ramfs-XXXXXX";
+	bool has_run = false;
+
+	if (geteuid() != 0) {
+		printf("# skip file backend on ramfs: not root\n");
+		return false;
+	}
+	if (!mkdtemp(mnt)) {
+		printf("# skip file backend on ramfs: mkdtemp: %s\n", strerror(errno));
+		return false;
+	}
+	if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+	    mount("tierfs-test", mnt, "ramfs", 0, "mode=0700") < 0) {
+		printf("# skip file backend on ramfs: %s\n", strerror(errno));
+	} else {
+		has_run = test_file_in(ops, mnt);
+		umount2(mnt, MNT_DETACH);
+	}
+	rmdir(mnt);
+	return has_run;
+}
+
+int main(void)
+{
+	static const char *const bases[] = { "/tmp", "/var/tmp", "/dev/shm" };
+	const struct tier_backend_ops *ops;
+	unsigned int nr_parts = 0;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ops = backend_find("file");
+	if (ops)
+		nr_parts += test_file_on_ramfs(ops);
+
+	ops = backend_find("ramdisk");
+	if (ops) {
+		struct target t = { .ops = ops };
+
+		test_backend(&t);
+		nr_parts++;
+	} else {
+		printf("# skip ramdisk: not compiled in\n");
+	}
+
+	ops = backend_find("file");
+	for (size_t i = 0; ops && i < sizeof(bases) / sizeof(bases[0]); i++)
+		nr_parts += test_file_in(ops, bases[i]);
+	if (!ops)
+		printf("# skip file: not compiled in\n");
+
+	if (!nr_parts) {
+		printf("# test_backends_io: nothing could run\n");
+		return T_EXIT_SKIP;
+	}
+	return check_done("test_backends_io");
+}
