@@ -17,9 +17,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "tierfs/backend.h"
 #include "tierfs/ctl.h"
 #include "tierfs/fs.h"
 #include "tierfs/pagepool.h"
+#include "tierfs/reclaim.h"
 
 struct ctl_server {
 	struct tierfs *fs;
@@ -40,29 +42,36 @@ static socklen_t ctl_address(dev_t dev, struct sockaddr_un *sun)
 	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
 }
 
-enum stat_unit { UNIT_COUNT, UNIT_BYTES };
+enum stat_unit { UNIT_COUNT, UNIT_BYTES, UNIT_RATIO, UNIT_STRING };
 
 struct stat_item {
 	const char *group;	/* NULL at top level */
 	const char *key;
-	uint64_t value;
+	uint64_t value;		/* UNIT_RATIO: thousandths */
 	enum stat_unit unit;
+	const char *str;	/* UNIT_STRING */
 };
 
-#define NR_STAT_ITEMS 20
+#define NR_STAT_ITEMS 64
 
 static int collect_stats(struct tierfs *fs, struct stat_item *it)
 {
-	struct pagepool_stats ps;
+	struct data_space *ds = &fs->data;
+	struct swap_counters *sw = &ds->swap;
 	struct fs_counters *c = &fs->counters;
+	struct pagepool_stats ps;
+	struct backend_stats bs;
 	int n = 0;
 
-	pagepool_get_stats(fs->data.pool, &ps);
-#define ITEM(g, k, v, u) (it[n++] = (struct stat_item){ g, k, v, u })
-	ITEM(NULL, "size_bytes", fs->data.max_pages * PAGE_SIZE, UNIT_BYTES);
-	ITEM(NULL, "data_bytes", atomic_load(&fs->data.nr_pages) * PAGE_SIZE, UNIT_BYTES);
+	pagepool_get_stats(ds->pool, &ps);
+#define ITEM(g, k, v, u) (it[n++] = (struct stat_item){ g, k, v, u, NULL })
+#define STR(g, k, s) (it[n++] = (struct stat_item){ g, k, 0, UNIT_STRING, s })
+	ITEM(NULL, "size_bytes", ds->max_pages * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "data_bytes", atomic_load(&ds->nr_pages) * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "mem_budget_bytes", ds->backend ? ds->mem_pages * PAGE_SIZE : 0, UNIT_BYTES);
+	STR(NULL, "mem_source", fs->opts.mem ? "mem=" : "MemAvailable/2");
 	ITEM(NULL, "resident_bytes", ps.nr_in_use * PAGE_SIZE, UNIT_BYTES);
-	ITEM(NULL, "same_filled_pages", atomic_load(&fs->data.nr_filled), UNIT_COUNT);
+	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_COUNT);
 	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_COUNT);
 	ITEM(NULL, "max_inodes", fs->ns.max_inodes, UNIT_COUNT);
 	ITEM("pool", "reserved_bytes", ps.nr_pages_max * PAGE_SIZE, UNIT_BYTES);
@@ -71,12 +80,48 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	ITEM("pool", "slow_allocs", ps.nr_slow_allocs, UNIT_COUNT);
 	ITEM("pool", "trimmed_pages", ps.nr_trimmed, UNIT_COUNT);
 	ITEM("pool", "alloc_failures", ps.nr_alloc_failures, UNIT_COUNT);
+	if (ds->backend) {
+		memset(&bs, 0, sizeof(bs));
+		ds->backend->ops->get_stats(ds->backend, &bs);
+		STR("backend", "name", ds->backend->ops->name);
+		ITEM("backend", "stored_pages", bs.stored_pages, UNIT_COUNT);
+		ITEM("backend", "stored_bytes", bs.stored_bytes, UNIT_BYTES);
+		ITEM("backend", "pool_bytes", bs.pool_bytes, UNIT_BYTES);
+		ITEM("backend", "capacity_bytes", bs.capacity_bytes, UNIT_BYTES);
+		ITEM("backend", "stores", bs.nr_stores, UNIT_COUNT);
+		ITEM("backend", "loads", bs.nr_loads, UNIT_COUNT);
+		ITEM("backend", "frees", bs.nr_frees, UNIT_COUNT);
+		ITEM("backend", "store_errors", bs.nr_store_errors, UNIT_COUNT);
+		ITEM("backend", "load_errors", bs.nr_load_errors, UNIT_COUNT);
+		ITEM("backend", "reject_full", bs.nr_reject_full, UNIT_COUNT);
+		ITEM("backend", "reject_alloc", bs.nr_reject_alloc, UNIT_COUNT);
+		if (!strcmp(ds->backend->ops->name, "zpool")) {
+			ITEM("backend", "reject_raw", bs.nr_reject_raw, UNIT_COUNT);
+			ITEM("backend", "compression_ratio",
+			     bs.pool_bytes ? bs.stored_bytes * 1000 / bs.pool_bytes : 0, UNIT_RATIO);
+			ITEM("backend", "lock_contended", bs.nr_lock_contended, UNIT_COUNT);
+		}
+		ITEM("reclaim", "evicted", atomic_load(&sw->nr_evicted), UNIT_COUNT);
+		ITEM("reclaim", "clean_dropped", atomic_load(&sw->nr_clean_dropped), UNIT_COUNT);
+		ITEM("reclaim", "filled_evicted", atomic_load(&sw->nr_filled_evicted), UNIT_COUNT);
+		ITEM("reclaim", "swapins", atomic_load(&sw->nr_swapins), UNIT_COUNT);
+		ITEM("reclaim", "swapin_errors", atomic_load(&sw->nr_swapin_errors), UNIT_COUNT);
+		ITEM("reclaim", "store_failures", atomic_load(&sw->nr_store_failures), UNIT_COUNT);
+		ITEM("reclaim", "direct_reclaims", atomic_load(&sw->nr_direct_reclaims), UNIT_COUNT);
+		ITEM("reclaim", "budget_enospc", atomic_load(&sw->nr_budget_enospc), UNIT_COUNT);
+		ITEM("reclaim", "budget_exceeded", atomic_load(&sw->nr_budget_exceeded), UNIT_COUNT);
+		ITEM("reclaim", "inactive_pages", ds->lru.nr[LRU_INACTIVE], UNIT_COUNT);
+		ITEM("reclaim", "active_pages", ds->lru.nr[LRU_ACTIVE], UNIT_COUNT);
+	} else {
+		STR("backend", "name", "none");
+	}
 	ITEM("requests", "reads", atomic_load(&c->nr_reads), UNIT_COUNT);
 	ITEM("requests", "writes", atomic_load(&c->nr_writes), UNIT_COUNT);
 	ITEM("requests", "bytes_read", atomic_load(&c->bytes_read), UNIT_BYTES);
 	ITEM("requests", "bytes_written", atomic_load(&c->bytes_written), UNIT_BYTES);
 	ITEM("requests", "enospc", atomic_load(&c->nr_enospc), UNIT_COUNT);
 #undef ITEM
+#undef STR
 	return n;
 }
 
@@ -128,16 +173,27 @@ static void render(const struct stat_item *it, int n, bool is_json, char *buf, s
 			put(buf, size, len, "%s", i ? "," : "");
 			if (opens)
 				put(buf, size, len, "\"%s\":{", it[i].group);
-			put(buf, size, len, "\"%s\":%" PRIu64, it[i].key, it[i].value);
+			if (it[i].unit == UNIT_STRING)
+				put(buf, size, len, "\"%s\":\"%s\"", it[i].key, it[i].str);
+			else if (it[i].unit == UNIT_RATIO)
+				put(buf, size, len, "\"%s\":%" PRIu64 ".%03" PRIu64, it[i].key,
+				    it[i].value / 1000, it[i].value % 1000);
+			else
+				put(buf, size, len, "\"%s\":%" PRIu64, it[i].key, it[i].value);
 		} else {
 			char human[32];
 
 			if (opens)
 				put(buf, size, len, "%s:\n", it[i].group);
-			if (it[i].unit == UNIT_BYTES) {
-				format_bytes(it[i].value, human, sizeof(human));
+			if (it[i].unit == UNIT_BYTES || it[i].unit == UNIT_STRING) {
+				if (it[i].unit == UNIT_BYTES)
+					format_bytes(it[i].value, human, sizeof(human));
 				put(buf, size, len, "%s%-20s %s\n", it[i].group ? "  " : "",
-				    it[i].key, human);
+				    it[i].key, it[i].unit == UNIT_STRING ? it[i].str : human);
+			} else if (it[i].unit == UNIT_RATIO) {
+				put(buf, size, len, "%s%-20s %" PRIu64 ".%02" PRIu64 "\n",
+				    it[i].group ? "  " : "", it[i].key, it[i].value / 1000,
+				    it[i].value % 1000 / 10);
 			} else {
 				put(buf, size, len, "%s%-20s %" PRIu64 "\n",
 				    it[i].group ? "  " : "", it[i].key, it[i].value);
@@ -149,7 +205,13 @@ static void render(const struct stat_item *it, int n, bool is_json, char *buf, s
 		put(buf, size, len, "%s}\n", group ? "}" : "");
 }
 
-int ctl_handle(struct tierfs *fs, const char *request, char *buf, size_t size)
+/* Changes are for root and the mount's owner only. */
+static bool may_change(struct tierfs *fs, uid_t peer_uid)
+{
+	return peer_uid == 0 || peer_uid == fs->opts.uid;
+}
+
+int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf, size_t size)
 {
 	struct stat_item items[NR_STAT_ITEMS];
 	size_t len = 0;
@@ -159,6 +221,25 @@ int ctl_handle(struct tierfs *fs, const char *request, char *buf, size_t size)
 		n = collect_stats(fs, items);
 		put(buf, size, &len, "ok\n");
 		render(items, n, !strcmp(request, "stats json"), buf, size, &len);
+		return 0;
+	}
+	if (!strncmp(request, "reclaim ", 8)) {
+		uint64_t bytes = UINT64_MAX, freed;
+
+		if (!may_change(fs, peer_uid)) {
+			snprintf(buf, size, "error: reclaim: only root or the mount's owner\n");
+			return -EPERM;
+		}
+		if (!fs->data.backend) {
+			snprintf(buf, size, "error: reclaim: this mount has no backend\n");
+			return -EINVAL;
+		}
+		if (strcmp(request + 8, "all") && options_parse_size(request + 8, 0, &bytes)) {
+			snprintf(buf, size, "error: reclaim: want a size or 'all'\n");
+			return -EINVAL;
+		}
+		freed = reclaim_pages(&fs->data, (bytes + PAGE_SIZE - 1) >> PAGE_SHIFT);
+		snprintf(buf, size, "ok\nreclaimed %" PRIu64 " bytes\n", freed << PAGE_SHIFT);
 		return 0;
 	}
 	snprintf(buf, size, "error: unknown request '%.64s'\n", request);
@@ -187,8 +268,13 @@ static void serve_one(struct ctl_server *srv, int fd)
 	if (!memchr(req, '\n', len)) {
 		snprintf(reply, CTL_REPLY_MAX, "error: request too long or incomplete\n");
 	} else {
+		struct ucred cred;
+		socklen_t cred_len = sizeof(cred);
+
 		*strchr(req, '\n') = '\0';
-		ctl_handle(srv->fs, req, reply, CTL_REPLY_MAX);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len))
+			cred.uid = (uid_t)-1; /* unknown: may read, not change */
+		ctl_handle(srv->fs, req, cred.uid, reply, CTL_REPLY_MAX);
 	}
 	for (size_t off = 0, total = strlen(reply); off < total; off += (size_t)n) {
 		n = write(fd, reply + off, total - off);
@@ -231,7 +317,18 @@ int ctl_server_start(struct tierfs *fs, dev_t dev, struct ctl_server **out)
 		err = -errno;
 		goto free_srv;
 	}
-	if (bind(srv->fd, (struct sockaddr *)&sun, sun_len) || listen(srv->fd, 16)) {
+	/*
+	 * A device number is reused as soon as a mount goes, while the daemon
+	 * that served it may still be shutting down with the name bound.
+	 */
+	for (int i = 0; bind(srv->fd, (struct sockaddr *)&sun, sun_len); i++) {
+		if (errno != EADDRINUSE || i == 50) {
+			err = -errno;
+			goto close_fd;
+		}
+		usleep(100 * 1000);
+	}
+	if (listen(srv->fd, 16)) {
 		err = -errno;
 		goto close_fd;
 	}

@@ -2,7 +2,8 @@
 /*
  * File data over the page map.  A written page is resident in the pool; a
  * hole or a same-filled page uses no pool memory and is materialised only
- * when written.  size= counts every present page, wherever it lives.
+ * when written; a swapped page lives in the backend until it is read or
+ * written.  size= counts every present page, wherever it lives.
  */
 #define FUSE_USE_VERSION 314
 #include <errno.h>
@@ -11,9 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tierfs/backend.h"
 #include "tierfs/data.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
+#include "tierfs/reclaim.h"
 
 static const char zero_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
@@ -49,14 +52,89 @@ static void fill_page_range(char *dst, uint32_t fill, size_t start, size_t n)
 		dst[i] = word[(start + i) & 3];
 }
 
+static void free_slot(struct data_space *ds, uint64_t slot)
+{
+	ds->backend->ops->free(ds->backend, &slot, 1);
+}
+
+/*
+ * A pool page within the budget: at the hard limit this thread reclaims a
+ * few batches itself, from the inode it holds locked too.  When nothing can
+ * be evicted (the backend is full), a write fails with ENOSPC but a read
+ * (may_exceed) goes over the budget: refusing to read data is worse.
+ */
+static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_exceed)
+{
+	uint64_t used;
+
+	if (!ds->backend)
+		return pagepool_alloc(ds->pool);
+	used = pagepool_nr_in_use(ds->pool);
+	if (used >= ds->high_pages)
+		reclaim_kick(ds);
+	for (int i = 0; used >= ds->mem_pages && i < 8; i++) {
+		atomic_fetch_add_explicit(&ds->swap.nr_direct_reclaims, 1, memory_order_relaxed);
+		if (!reclaim_batch(ds, held))
+			break;
+		used = pagepool_nr_in_use(ds->pool);
+	}
+	if (used >= ds->mem_pages) {
+		if (may_exceed) {
+			atomic_fetch_add_explicit(&ds->swap.nr_budget_exceeded, 1,
+						  memory_order_relaxed);
+		} else {
+			atomic_fetch_add_explicit(&ds->swap.nr_budget_enospc, 1,
+						  memory_order_relaxed);
+			return -ENOSPC;
+		}
+	}
+	return pagepool_alloc(ds->pool);
+}
+
+/* A page became resident at index; swap_slot + 1 of its clean copy, or 0. */
+static void track_resident(struct data_space *ds, struct inode *inode, uint64_t index,
+			   uint32_t pfn, uint64_t swap_slot)
+{
+	if (ds->backend)
+		lru_add(&ds->lru, pfn, inode, index, swap_slot);
+}
+
+/* The page is about to change: its backend copy, if any, is stale. */
+static void dirty_resident(struct data_space *ds, uint32_t pfn)
+{
+	struct lru_page *p;
+
+	if (!ds->backend)
+		return;
+	p = lru_page(&ds->lru, pfn);
+	if (p->swap_slot) {
+		free_slot(ds, p->swap_slot - 1);
+		p->swap_slot = 0;
+	}
+	lru_touch(&ds->lru, pfn);
+}
+
 static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 {
 	struct data_space *ds = ctx;
+	uint32_t pfn;
 
 	(void)index;
 	switch (pagemap_kind(entry)) {
 	case PAGEMAP_KIND_RESIDENT:
-		pagepool_free_page(ds->pool, pagemap_pfn(entry));
+		pfn = pagemap_pfn(entry);
+		if (ds->backend) {
+			struct lru_page *p = lru_page(&ds->lru, pfn);
+
+			lru_del(&ds->lru, pfn);
+			if (p->swap_slot)
+				free_slot(ds, p->swap_slot - 1);
+			p->swap_slot = 0;
+		}
+		pagepool_free_page(ds->pool, pfn);
+		break;
+	case PAGEMAP_KIND_SWAPPED:
+		free_slot(ds, pagemap_slot(entry));
 		break;
 	case PAGEMAP_KIND_FILLED:
 		atomic_fetch_sub(&ds->nr_filled, 1);
@@ -79,19 +157,31 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 	char *page;
 	int ret;
 
-	if (pagemap_kind(entry) == PAGEMAP_KIND_RESIDENT)
+	if (pagemap_kind(entry) == PAGEMAP_KIND_RESIDENT) {
+		dirty_resident(ds, pagemap_pfn(entry));
 		return pagepool_addr(ds->pool, pagemap_pfn(entry));
+	}
 	if (entry == PAGEMAP_HOLE) {
 		*err = charge(ds, 1);
 		if (*err)
 			return NULL;
 	}
-	pfn = pagepool_alloc(ds->pool);
+	pfn = alloc_page(ds, inode, false);
 	if (pfn < 0) {
 		*err = (int)pfn;
 		goto uncharge;
 	}
 	page = pagepool_addr(ds->pool, (uint32_t)pfn);
+	if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED && !is_whole) {
+		uint64_t slot = pagemap_slot(entry);
+		void *dst = page;
+
+		if (ds->backend->ops->load(ds->backend, &slot, &dst, 1)) {
+			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, 1, memory_order_relaxed);
+			*err = -EIO;
+			goto free_page;
+		}
+	}
 	ret = pagemap_set(&inode->pages, index, pagemap_mk_resident((uint32_t)pfn), NULL);
 	if (ret < 0) {
 		*err = ret;
@@ -100,9 +190,12 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 	if (pagemap_kind(entry) == PAGEMAP_KIND_FILLED) {
 		atomic_fetch_sub(&ds->nr_filled, 1);
 		fill_page(page, pagemap_fill(entry));
+	} else if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
+		free_slot(ds, pagemap_slot(entry)); /* about to be written: stale */
 	} else if (!is_whole) {
 		memset(page, 0, PAGE_SIZE);
 	}
+	track_resident(ds, inode, index, (uint32_t)pfn, 0);
 	return page;
 
 free_page:
@@ -167,6 +260,8 @@ static const char *page_for_read(struct data_space *ds, uint64_t entry, char **s
 
 	switch (pagemap_kind(entry)) {
 	case PAGEMAP_KIND_RESIDENT:
+		if (ds->backend)
+			lru_touch(&ds->lru, pagemap_pfn(entry));
 		return pagepool_addr(ds->pool, pagemap_pfn(entry));
 	case PAGEMAP_KIND_FILLED:
 		if (!pagemap_fill(entry))
@@ -181,6 +276,73 @@ static const char *page_for_read(struct data_space *ds, uint64_t entry, char **s
 	default:
 		return zero_page;
 	}
+}
+
+bool data_has_swapped(const struct inode *inode, uint64_t off, size_t len)
+{
+	uint64_t index = off >> PAGE_SHIFT, entry;
+
+	if (!len || off >= inode->size)
+		return false;
+	for (; pagemap_next(&inode->pages, &index, (off + len - 1) >> PAGE_SHIFT, &entry); index++)
+		if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED)
+			return true;
+	return false;
+}
+
+int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_t len)
+{
+	enum { BATCH = 32 };
+	uint64_t index = off >> PAGE_SHIFT, last, entry;
+	uint64_t idx[BATCH], slots[BATCH];
+	int64_t pfns[BATCH];
+	void *pages[BATCH];
+	unsigned int nr;
+	int err = 0;
+
+	if (!len || off >= inode->size)
+		return 0;
+	last = (off + len - 1) >> PAGE_SHIFT;
+	while (!err) {
+		for (nr = 0; nr < BATCH && pagemap_next(&inode->pages, &index, last, &entry);
+		     index++) {
+			if (pagemap_kind(entry) != PAGEMAP_KIND_SWAPPED)
+				continue;
+			pfns[nr] = alloc_page(ds, inode, true);
+			if (pfns[nr] < 0) {
+				err = (int)pfns[nr];
+				break;
+			}
+			idx[nr] = index;
+			slots[nr] = pagemap_slot(entry);
+			pages[nr] = pagepool_addr(ds->pool, (uint32_t)pfns[nr]);
+			nr++;
+		}
+		if (!nr)
+			break;
+		if (ds->backend->ops->load(ds->backend, slots, pages, nr)) {
+			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, nr,
+						  memory_order_relaxed);
+			err = -EIO;
+		}
+		for (unsigned int i = 0; i < nr; i++) {
+			if (err == -EIO ||
+			    pagemap_set(&inode->pages, idx[i], pagemap_mk_resident((uint32_t)pfns[i]),
+					NULL)) {
+				pagepool_free_page(ds->pool, (uint32_t)pfns[i]);
+				continue;
+			}
+			/*
+			 * Clean: the backend copy stays valid until a write.
+			 * Referenced, so that the caller's next allocation does
+			 * not evict it before it is read.
+			 */
+			track_resident(ds, inode, idx[i], (uint32_t)pfns[i], slots[i] + 1);
+			lru_touch(&ds->lru, (uint32_t)pfns[i]);
+			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
+		}
+	}
+	return err;
 }
 
 int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, size_t len,
@@ -210,8 +372,8 @@ int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, si
 	return nr;
 }
 
-size_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t off, void *buf,
-		     size_t len)
+ssize_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t off, void *buf,
+		      size_t len)
 {
 	size_t done = 0;
 
@@ -225,13 +387,24 @@ size_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t 
 		size_t n = PAGE_SIZE - in_page < len - done ? PAGE_SIZE - in_page : len - done;
 		uint64_t entry = pagemap_get(&inode->pages, pos >> PAGE_SHIFT);
 
-		if (pagemap_kind(entry) == PAGEMAP_KIND_FILLED)
+		if (pagemap_kind(entry) == PAGEMAP_KIND_FILLED) {
 			fill_page_range((char *)buf + done, pagemap_fill(entry), in_page, n);
-		else
+		} else if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
+			uint64_t slot = pagemap_slot(entry);
+			char *tmp = aligned_alloc(PAGE_SIZE, PAGE_SIZE);
+			void *dst = tmp;
+			int err = tmp ? ds->backend->ops->load(ds->backend, &slot, &dst, 1) : -ENOMEM;
+
+			if (!err)
+				memcpy((char *)buf + done, tmp + in_page, n);
+			free(tmp);
+			if (err)
+				return err == -ENOMEM ? err : -EIO;
+		} else
 			memcpy((char *)buf + done, page_for_read(ds, entry, NULL, NULL) + in_page, n);
 		done += n;
 	}
-	return done;
+	return (ssize_t)done;
 }
 
 /* Zero bytes [start, end) of page index, if it holds anything but zeros. */
@@ -380,15 +553,17 @@ ssize_t data_copy(struct data_space *ds, struct inode *dst, uint64_t dst_off,
 		return -ENOMEM;
 	while (done < len) {
 		size_t want = len - done < CHUNK ? (size_t)(len - done) : CHUNK;
-		size_t got = data_read_mem(ds, src, src_off + done, buf, want);
+		ssize_t got = data_read_mem(ds, src, src_off + done, buf, want);
 
-		if (!got)
+		if (got <= 0) {
+			ret = got;
 			break;
-		ret = data_write_mem(ds, dst, buf, got, dst_off + done);
+		}
+		ret = data_write_mem(ds, dst, buf, (size_t)got, dst_off + done);
 		if (ret < 0)
 			break;
 		done += (uint64_t)ret;
-		if ((size_t)ret < got)
+		if (ret < got)
 			break;
 	}
 	free(buf);

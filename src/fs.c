@@ -17,8 +17,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "tierfs/backend.h"
 #include "tierfs/fs.h"
 #include "tierfs/pagepool.h"
+#include "tierfs/reclaim.h"
 
 /* tmpfs reports a directory's size as 20 bytes an entry, "." and ".." included. */
 #define BOGO_DIRENT_SIZE 20
@@ -82,12 +84,16 @@ static void make_entry(struct tierfs *fs, struct inode *inode, struct fuse_entry
 	pthread_rwlock_unlock(&inode->lock);
 }
 
+/* The inode lock keeps reclaim, which may hold it, away from freed pages. */
 static void release_inode(void *ctx, struct inode *inode)
 {
 	struct data_space *ds = ctx;
 
-	if (S_ISREG(inode->mode))
-		data_release(ds, inode);
+	if (!S_ISREG(inode->mode))
+		return;
+	pthread_rwlock_wrlock(&inode->lock);
+	data_release(ds, inode);
+	pthread_rwlock_unlock(&inode->lock);
 }
 
 /*
@@ -814,6 +820,20 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		size = (size_t)1 << 20;
 	update_atime(inode);
 	pthread_rwlock_rdlock(&inode->lock);
+	if (data_has_swapped(inode, (uint64_t)off, size)) {
+		int err = 0;
+
+		pthread_rwlock_unlock(&inode->lock);
+		pthread_rwlock_wrlock(&inode->lock);
+		/* Bringing in a late page can evict an early one: until all are in. */
+		for (int i = 0; !err && data_has_swapped(inode, (uint64_t)off, size); i++)
+			err = i < 8 ? data_swap_in(&fs->data, inode, (uint64_t)off, size) : -ENOMEM;
+		if (err) {
+			pthread_rwlock_unlock(&inode->lock);
+			fuse_reply_err(req, -err);
+			return;
+		}
+	}
 	nr = data_read(&fs->data, inode, (uint64_t)off, size, iov, &scratch);
 	for (int i = 0; i < nr; i++)
 		bytes += iov[i].iov_len;
@@ -1385,6 +1405,75 @@ const struct fuse_lowlevel_ops tierfs_ops = {
 	.copy_file_range = op_copy_file_range,
 };
 
+static void destroy_swap(struct data_space *ds)
+{
+	if (ds->backend) {
+		ds->backend->ops->destroy(ds->backend);
+		ds->backend = NULL;
+		lru_destroy(&ds->lru);
+	}
+	pthread_cond_destroy(&ds->reclaim_wake);
+	pthread_mutex_destroy(&ds->reclaim_lock);
+	pthread_mutex_destroy(&ds->reclaim_batch_lock);
+}
+
+/* MemAvailable from /proc/meminfo, in bytes; 0 when unknown. */
+static uint64_t mem_available(void)
+{
+	FILE *f = fopen("/proc/meminfo", "re");
+	char line[256];
+	unsigned long long kib = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "MemAvailable: %llu kB", &kib) == 1)
+			break;
+	fclose(f);
+	return (uint64_t)kib * 1024;
+}
+
+static int init_swap(struct data_space *ds, const struct tierfs_options *opts, uint64_t ram,
+		     uint64_t pool_pages)
+{
+	struct backend_config cfg = {
+		.codec = opts->codec,
+		.codec_level = opts->codec_level,
+		.path = opts->swap_path,
+	};
+	uint64_t mem = opts->mem ? opts->mem : mem_available() / 2;
+	int err;
+
+	if (!mem)
+		mem = ram / 4;
+	ds->mem_pages = mem >> PAGE_SHIFT;
+	if (ds->mem_pages > pool_pages)
+		ds->mem_pages = pool_pages;
+	if (ds->mem_pages < 4 * RECLAIM_BATCH)
+		ds->mem_pages = 4 * RECLAIM_BATCH;
+	ds->high_pages = ds->mem_pages - ds->mem_pages / 16;
+	ds->low_pages = ds->mem_pages - ds->mem_pages / 8;
+	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
+	pthread_mutex_init(&ds->reclaim_lock, NULL);
+	pthread_cond_init(&ds->reclaim_wake, NULL);
+	if (!opts->backend)
+		return 0;
+	cfg.capacity_bytes = opts->swapsize ? opts->swapsize : 2 * (ds->mem_pages << PAGE_SHIFT);
+	if (!strcmp(opts->backend->name, "file") && !opts->swapsize) {
+		struct stat st;
+
+		if (!stat(opts->swap_path, &st) && S_ISREG(st.st_mode) && st.st_size)
+			cfg.capacity_bytes = (uint64_t)st.st_size;
+	}
+	err = lru_init(&ds->lru, pool_pages);
+	if (err)
+		return err;
+	err = opts->backend->create(&cfg, &ds->backend);
+	if (err)
+		lru_destroy(&ds->lru);
+	return err;
+}
+
 int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t ram)
 {
 	uint64_t max_pages, pool_pages;
@@ -1402,21 +1491,32 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 	err = pagepool_new(pool_pages, 8192, &fs->data.pool);
 	if (err)
 		return err;
+	err = init_swap(&fs->data, opts, ram, pool_pages);
+	if (err)
+		goto destroy_pool;
 	err = ns_init(&fs->ns, opts->nr_inodes, opts->mode, opts->uid, opts->gid);
-	if (err) {
-		pagepool_destroy(fs->data.pool);
-		return err;
-	}
+	if (err)
+		goto destroy_swap;
 	return 0;
+
+destroy_swap:
+	destroy_swap(&fs->data);
+destroy_pool:
+	pagepool_destroy(fs->data.pool);
+	return err;
 }
 
 int tierfs_start(struct tierfs *fs)
 {
-	return pagepool_start(fs->data.pool);
+	int err = pagepool_start(fs->data.pool);
+
+	return err ? err : reclaim_start(&fs->data);
 }
 
 void tierfs_destroy(struct tierfs *fs)
 {
+	reclaim_stop(&fs->data);
 	ns_destroy(&fs->ns, release_inode, &fs->data);
+	destroy_swap(&fs->data);
 	pagepool_destroy(fs->data.pool);
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tierfs/backend.h"
+#include "tierfs/codec.h"
 #include "tierfs/options.h"
 
 const char options_usage[] =
@@ -23,6 +25,10 @@ const char options_usage[] =
 	"  -o mode=OCTAL  root directory mode (1777)\n"
 	"  -o uid=N,gid=N root directory owner (the mounting user)\n"
 	"  -o cache=auto|always|never  kernel page cache use (auto)\n"
+	"  -o mem=SIZE    resident budget, bytes or N% of RAM (half of MemAvailable)\n"
+	"  -o backend=zpool|ramdisk|file:PATH|none  where evicted pages go (zpool)\n"
+	"  -o compressor=lz4|zstd[:LEVEL]  zpool's compressor (lz4)\n"
+	"  -o swapsize=SIZE  backend capacity (2 * mem, or the swap file's size)\n"
 	"  -o allow_other others may use the mount (default when root)\n"
 	"  and the usual mount flags: ro, rw, nosuid, nodev, noexec, noatime, ...\n";
 
@@ -144,6 +150,32 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			o->cache = CACHE_NEVER;
 		else
 			return fail("invalid cache= value '%s': want auto, always or never", val);
+	} else if (!strcmp(opt, "mem") && val) {
+		if (options_parse_size(val, ram, &o->mem) || !o->mem)
+			return fail("invalid mem= value '%s': want bytes with k/m/g/t suffix or N%%",
+				    val);
+	} else if (!strcmp(opt, "swapsize") && val) {
+		if (options_parse_size(val, ram, &o->swapsize) || !o->swapsize)
+			return fail("invalid swapsize= value '%s': want bytes with k/m/g/t suffix or N%%",
+				    val);
+	} else if (!strcmp(opt, "backend") && val) {
+		if (!strncmp(val, "file:", 5)) {
+			if (!val[5] || strlen(val + 5) >= sizeof(o->swap_path))
+				return fail("invalid backend= value '%s': want file:PATH", val);
+			strcpy(o->swap_path, val + 5);
+			o->backend = backend_find("file");
+		} else if (!strcmp(val, "none")) {
+			o->backend = NULL;
+		} else if (strcmp(val, "file") && backend_find(val)) {
+			o->backend = backend_find(val);
+		} else {
+			return fail("invalid backend= value '%s': want zpool, ramdisk, file:PATH or none",
+				    val);
+		}
+	} else if (!strcmp(opt, "compressor") && val) {
+		if (codec_parse(val, &o->codec, &o->codec_level))
+			return fail("invalid compressor= value '%s': want lz4 or zstd, with :LEVEL",
+				    val);
 	} else if (!strcmp(opt, "allow_other") && !val) {
 		o->allow_other = true;
 	} else if ((!strcmp(opt, "fsname") || !strcmp(opt, "subtype")) && val) {
@@ -190,6 +222,9 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	o->uid = getuid();
 	o->gid = getgid();
 	o->cache = CACHE_AUTO;
+	o->backend = backend_find("zpool");
+	o->codec = codec_table[0];
+	o->codec_level = o->codec->default_level;
 	o->allow_other = getuid() == 0;
 	o->source = "tierfs";
 	/* Like a tmpfs mounted by root: set-user-ID files and device nodes work. */

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ struct pagepool {
 	uint32_t *cold;			/* stack of unpopulated free pages */
 	uint64_t nr_cold;
 	uint64_t next_fresh;		/* first never-used page */
-	uint64_t nr_in_use;
+	atomic_uint_fast64_t nr_in_use;	/* read without the lock by the budget */
 	uint64_t nr_slow_allocs;
 	uint64_t nr_trimmed;
 	uint64_t nr_alloc_failures;
@@ -213,7 +214,7 @@ int64_t pagepool_alloc(struct pagepool *pool)
 	pfn = pool->ready[--pool->nr_ready];
 	if (pool->min_ready > pool->nr_ready)
 		pool->min_ready = pool->nr_ready;
-	pool->nr_in_use++;
+	atomic_fetch_add_explicit(&pool->nr_in_use, 1, memory_order_relaxed);
 	if (pool->nr_ready < pool->ready_target / 2)
 		pthread_cond_signal(&pool->wake);
 	pthread_mutex_unlock(&pool->lock);
@@ -224,17 +225,22 @@ void pagepool_free_page(struct pagepool *pool, uint32_t pfn)
 {
 	pthread_mutex_lock(&pool->lock);
 	pool->ready[pool->nr_ready++] = pfn;
-	pool->nr_in_use--;
+	atomic_fetch_sub_explicit(&pool->nr_in_use, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&pool->lock);
+}
+
+uint64_t pagepool_nr_in_use(struct pagepool *pool)
+{
+	return atomic_load_explicit(&pool->nr_in_use, memory_order_relaxed);
 }
 
 void pagepool_get_stats(struct pagepool *pool, struct pagepool_stats *st)
 {
 	pthread_mutex_lock(&pool->lock);
 	st->nr_pages_max = pool->nr_max;
-	st->nr_in_use = pool->nr_in_use;
+	st->nr_in_use = atomic_load(&pool->nr_in_use);
 	st->nr_ready = pool->nr_ready;
-	st->nr_backed = pool->nr_in_use + pool->nr_ready;
+	st->nr_backed = st->nr_in_use + pool->nr_ready;
 	st->nr_slow_allocs = pool->nr_slow_allocs;
 	st->nr_trimmed = pool->nr_trimmed;
 	st->nr_alloc_failures = pool->nr_alloc_failures;

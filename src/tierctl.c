@@ -12,9 +12,12 @@
 
 static const char usage[] =
 	"usage: tierctl stats MOUNTPOINT [--json]\n"
+	"       tierctl reclaim MOUNTPOINT SIZE|all\n"
 	"\n"
-	"  stats   the daemon's counters: data, memory, page pool, requests\n"
-	"          --json for scripts\n"
+	"  stats     the daemon's counters: data, memory budget, backend, reclaim,\n"
+	"            page pool, requests; --json for scripts\n"
+	"  reclaim   evict SIZE bytes (k/m/g suffixes) or all resident pages to the\n"
+	"            backend now (root or the mount's owner)\n"
 	"\n"
 	"exit status: 0 ok, 1 the request failed, 2 usage\n";
 
@@ -22,6 +25,7 @@ int main(int argc, char **argv)
 {
 	const char *cmd, *mnt;
 	bool is_json = false;
+	char request[96];
 	char *reply;
 	int err;
 
@@ -35,15 +39,23 @@ int main(int argc, char **argv)
 	}
 	cmd = argv[1];
 	mnt = argv[2];
-	for (int i = 3; i < argc; i++) {
-		if (!strcmp(argv[i], "--json")) {
-			is_json = true;
-		} else {
-			fprintf(stderr, "tierctl: unknown argument '%s'\n", argv[i]);
+	if (!strcmp(cmd, "reclaim")) {
+		if (argc != 4) {
+			fputs(usage, stderr);
 			return 2;
 		}
-	}
-	if (strcmp(cmd, "stats")) {
+		snprintf(request, sizeof(request), "reclaim %.64s", argv[3]);
+	} else if (!strcmp(cmd, "stats")) {
+		for (int i = 3; i < argc; i++) {
+			if (!strcmp(argv[i], "--json")) {
+				is_json = true;
+			} else {
+				fprintf(stderr, "tierctl: unknown argument '%s'\n", argv[i]);
+				return 2;
+			}
+		}
+		snprintf(request, sizeof(request), "%s", is_json ? "stats json" : "stats");
+	} else {
 		fprintf(stderr, "tierctl: unknown command '%s'\n%s", cmd, usage);
 		return 2;
 	}
@@ -52,7 +64,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "tierctl: out of memory\n");
 		return 1;
 	}
-	err = ctl_request(mnt, is_json ? "stats json" : "stats", reply, CTL_REPLY_MAX);
+	err = ctl_request(mnt, request, reply, CTL_REPLY_MAX);
 	if (err == -ENOTCONN)
 		fprintf(stderr, "tierctl: %s: not a tierfs mount (no daemon answers)\n", mnt);
 	else if (err == -EPROTO)

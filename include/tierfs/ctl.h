@@ -27,11 +27,12 @@ int ctl_server_start(struct tierfs *fs, dev_t dev, struct ctl_server **out);
 void ctl_server_stop(struct ctl_server *srv);
 
 /*
- * Handle one request line and write a NUL-terminated reply to buf.  The
- * first reply line is "ok" or "error: ...".  Requests: "stats" and
- * "stats json".  Returns 0 or -errno (also described in the reply).
+ * Handle one request line from a client running as peer_uid and write a
+ * NUL-terminated reply to buf.  The first reply line is "ok" or "error:
+ * ...".  Requests: "stats", "stats json" (anyone), "reclaim SIZE|all" (root
+ * or the mount's owner).  Returns 0 or -errno (also described in the reply).
  */
-int ctl_handle(struct tierfs *fs, const char *request, char *buf, size_t size);
+int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf, size_t size);
 
 /*
  * Send request to the daemon serving the filesystem at path; the reply

@@ -8,21 +8,56 @@
 #ifndef TIERFS_DATA_H
 #define TIERFS_DATA_H
 
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "tierfs/lru.h"
+
 struct fuse_bufvec;
 struct inode;
 struct pagepool;
+struct tier_backend;
 
-/* The memory all files share: pool plus the count size= limits. */
+/* Swap tier counters; relaxed atomics, for the stats. */
+struct swap_counters {
+	atomic_uint_fast64_t nr_evicted;	/* pages stored to the backend */
+	atomic_uint_fast64_t nr_clean_dropped;	/* evicted without a store: copy still valid */
+	atomic_uint_fast64_t nr_filled_evicted;	/* evicted as a same-filled entry */
+	atomic_uint_fast64_t nr_swapins;	/* pages loaded back */
+	atomic_uint_fast64_t nr_swapin_errors;	/* loads that failed: EIO to the reader */
+	atomic_uint_fast64_t nr_store_failures;	/* stores refused or failed: page kept */
+	atomic_uint_fast64_t nr_direct_reclaims;	/* batches reclaimed by an allocating thread */
+	atomic_uint_fast64_t nr_budget_enospc;	/* writes refused: over budget, nothing to evict */
+	atomic_uint_fast64_t nr_budget_exceeded;	/* reads let past a full budget */
+};
+
+/*
+ * The memory all files share: the page pool, the count size= limits, and
+ * the swap tier.  backend NULL means no swap tier: pages stay resident and
+ * mem_pages is not enforced.  The reclaimer's fields are under reclaim_lock.
+ */
 struct data_space {
 	struct pagepool *pool;
 	uint64_t max_pages;			/* 0 = unlimited */
 	atomic_uint_fast64_t nr_pages;		/* present pages of all files */
 	atomic_uint_fast64_t nr_filled;		/* of which same-filled */
+
+	struct tier_backend *backend;
+	struct lru lru;				/* resident pages, when backend */
+	uint64_t mem_pages;			/* resident budget: the hard limit */
+	uint64_t high_pages, low_pages;		/* reclaimer wakes above high, stops at low */
+	struct swap_counters swap;
+
+	pthread_mutex_t reclaim_batch_lock;	/* one reclaim batch at a time */
+	pthread_mutex_t reclaim_lock;
+	pthread_cond_t reclaim_wake;
+	bool reclaim_stop;
+	bool has_reclaimer;
+	pthread_t reclaimer;
 };
 
 /* Most pages one read can return: 1 MiB, plus one for misalignment. */
@@ -41,19 +76,35 @@ ssize_t data_write_mem(struct data_space *ds, struct inode *inode, const void *b
 		       uint64_t off);
 
 /*
+ * Whether [off, off+len) holds swapped pages: then data_read needs the
+ * inode's write lock and data_swap_in first.
+ */
+bool data_has_swapped(const struct inode *inode, uint64_t off, size_t len);
+
+/*
+ * Bring the swapped pages of [off, off+len) back to memory, keeping their
+ * backend copies while they stay clean.  Returns 0, -EIO (a load failed:
+ * that page stays swapped) or -ENOSPC (no memory within the budget).
+ */
+int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_t len);
+
+/*
  * Describe up to len bytes at off (clamped to the size) as iovecs pointing
  * into the pool, a shared zero page or *scratch, a buffer data_read
  * allocates when a page must be expanded (the caller frees it after the
  * reply; start with NULL).  Valid until the inode lock is dropped.  iov must
- * hold DATA_MAX_READ_PAGES; len at most 1 MiB.  Returns the number of
- * iovecs or -ENOMEM.
+ * hold DATA_MAX_READ_PAGES; len at most 1 MiB.  No page of the range may be
+ * swapped (see data_has_swapped).  Returns the number of iovecs or -ENOMEM.
  */
 int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, size_t len,
 	      struct iovec *iov, char **scratch);
 
-/* Copy up to len bytes at off into buf.  Returns bytes copied. */
-size_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t off, void *buf,
-		     size_t len);
+/*
+ * Copy up to len bytes at off into buf, loading swapped pages into buf
+ * without bringing them back.  Returns bytes copied or -EIO.
+ */
+ssize_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t off, void *buf,
+		      size_t len);
 
 /* Set the size, freeing pages past it and zeroing the tail of the last. */
 int data_truncate(struct data_space *ds, struct inode *inode, uint64_t size);

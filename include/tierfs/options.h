@@ -6,10 +6,14 @@
 #ifndef TIERFS_OPTIONS_H
 #define TIERFS_OPTIONS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+
+struct codec;
+struct tier_backend_ops;
 
 enum cache_mode {
 	CACHE_AUTO,	/* kernel page cache, except O_DIRECT opens */
@@ -24,6 +28,12 @@ struct tierfs_options {
 	uid_t uid;
 	gid_t gid;
 	enum cache_mode cache;
+	uint64_t mem;			/* resident budget, bytes; 0 = from the machine */
+	const struct tier_backend_ops *backend;	/* NULL: backend=none */
+	char swap_path[PATH_MAX];	/* backend=file:PATH */
+	const struct codec *codec;	/* compressor= for zpool */
+	int codec_level;
+	uint64_t swapsize;		/* backend capacity, bytes; 0 = default */
 	bool foreground;
 	bool debug;
 	bool allow_other;

@@ -57,4 +57,7 @@ void *pagepool_addr(const struct pagepool *pool, uint32_t pfn);
 
 void pagepool_get_stats(struct pagepool *pool, struct pagepool_stats *st);
 
+/* Pages in use now, without taking the lock (for budget checks). */
+uint64_t pagepool_nr_in_use(struct pagepool *pool);
+
 #endif

@@ -204,7 +204,7 @@ static void test_stats(struct tierfs *fs)
 
 	/* JSON: one object, the documented keys, the values of this filesystem. */
 	memset(buf, 0, sizeof(buf));
-	CHECK_EQ(0, ctl_handle(fs, "stats json", buf, sizeof(buf)));
+	CHECK_EQ(0, ctl_handle(fs, "stats json", 0, buf, sizeof(buf)));
 	if (!CHECK(!strncmp(buf, "ok\n", 3))) {
 		printf("     reply: \"%.200s\"\n", buf);
 		return;
@@ -235,7 +235,7 @@ static void test_stats(struct tierfs *fs)
 
 	/* Text: "ok", then a line a key, byte counts in binary units. */
 	memset(buf, 0, sizeof(buf));
-	CHECK_EQ(0, ctl_handle(fs, "stats", buf, sizeof(buf)));
+	CHECK_EQ(0, ctl_handle(fs, "stats", 0, buf, sizeof(buf)));
 	CHECK(!strncmp(buf, "ok\n", 3));
 	CHECK(buf[3] != '{');
 	v = text_value(buf, "size_bytes");
@@ -260,12 +260,12 @@ static void test_errors(struct tierfs *fs)
 	for (size_t i = 0; i < sizeof(requests) / sizeof(requests[0]); i++) {
 		check_set_context("request \"%s\"", requests[i]);
 		memset(buf, 0, sizeof(buf));
-		CHECK(ctl_handle(fs, requests[i], buf, sizeof(buf)) < 0);
+		CHECK(ctl_handle(fs, requests[i], 0, buf, sizeof(buf)) < 0);
 		if (!CHECK(!strncmp(buf, "error:", 6)))
 			printf("     reply: \"%.200s\"\n", buf);
 	}
 	check_clear_context();
-	ctl_handle(fs, "frobnicate", buf, sizeof(buf));
+	ctl_handle(fs, "frobnicate", 0, buf, sizeof(buf));
 	CHECK(strstr(buf, "frobnicate") != NULL);
 }
 
@@ -277,7 +277,7 @@ static void test_small_buffer(struct tierfs *fs)
 
 	for (size_t size = 1; size <= 24; size += 23) {
 		memset(buf, 'Z', sizeof(buf));
-		ctl_handle(fs, "stats json", buf, size);
+		ctl_handle(fs, "stats json", 0, buf, size);
 		check_set_context("size %zu", size);
 		CHECK_EQ(size - 1, strnlen(buf, sizeof(buf)));
 		for (size_t i = size; i < sizeof(buf); i++)
@@ -286,7 +286,7 @@ static void test_small_buffer(struct tierfs *fs)
 		CHECK(is_clean);
 
 		memset(buf, 'Z', sizeof(buf));
-		ctl_handle(fs, "frobnicate-a-long-request-name", buf, size);
+		ctl_handle(fs, "frobnicate-a-long-request-name", 0, buf, size);
 		CHECK(strnlen(buf, sizeof(buf)) < size);
 		for (size_t i = size; i < sizeof(buf); i++)
 			if (buf[i] != 'Z')

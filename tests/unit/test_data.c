@@ -18,6 +18,7 @@
 
 static bool space_new(struct data_space *ds, uint64_t pool_pages, uint64_t max_pages)
 {
+	memset(ds, 0, sizeof(*ds)); /* no backend: no swap tier */
 	ds->max_pages = max_pages;
 	atomic_init(&ds->nr_pages, 0);
 	atomic_init(&ds->nr_filled, 0);

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The active/inactive lists of resident pages, the kernel's two-list LRU: a
+ * page enters the inactive list; touched again while there it is promoted
+ * on the next scan; reclaim takes its victims from the inactive tail, so a
+ * page read or written once (a streaming pass) goes before the working set.
+ */
+#ifndef TIERFS_LRU_H
+#define TIERFS_LRU_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct inode;
+
+enum lru_list { LRU_INACTIVE, LRU_ACTIVE, NR_LRU_LISTS };
+
+#define LRU_NIL UINT32_MAX
+
+/*
+ * What tierfs knows of one pool page (indexed by pfn).  inode, index and
+ * swap_slot change under the owner inode's lock; the links and list under
+ * lru->lock; referenced is atomic (set without any lock on access).
+ */
+struct lru_page {
+	struct inode *inode;		/* owner, while resident */
+	uint64_t index;			/* page index in the owner */
+	uint64_t swap_slot;		/* slot + 1 of a clean backend copy, 0 if none */
+	uint32_t prev, next;		/* pfn links, LRU_NIL at the ends */
+	uint8_t list;			/* enum lru_list + 1; 0 when on none */
+	atomic_bool referenced;
+};
+
+struct lru {
+	pthread_mutex_t lock;
+	struct lru_page *pages;		/* one per pool page */
+	uint64_t nr_pages;
+	uint32_t head[NR_LRU_LISTS], tail[NR_LRU_LISTS];
+	uint64_t nr[NR_LRU_LISTS];
+};
+
+/* Descriptors for nr_pages pool pages (address space only, touched on use). */
+int lru_init(struct lru *lru, uint64_t nr_pages);
+void lru_destroy(struct lru *lru);
+
+static inline struct lru_page *lru_page(struct lru *lru, uint32_t pfn)
+{
+	return &lru->pages[pfn];
+}
+
+/* A page became resident in inode at index: onto the inactive head. */
+void lru_add(struct lru *lru, uint32_t pfn, struct inode *inode, uint64_t index,
+	     uint64_t swap_slot);
+
+/* The page leaves the lists (freed, or isolated for reclaim). */
+void lru_del(struct lru *lru, uint32_t pfn);
+
+/* Mark an access: lock-free; the next scan promotes the page. */
+static inline void lru_touch(struct lru *lru, uint32_t pfn)
+{
+	if (!atomic_load_explicit(&lru->pages[pfn].referenced, memory_order_relaxed))
+		atomic_store_explicit(&lru->pages[pfn].referenced, true, memory_order_relaxed);
+}
+
+/* Move a listed page to the head of list to.  lru->lock held. */
+void lru_rotate_locked(struct lru *lru, uint32_t pfn, enum lru_list to);
+
+/* Unlink a page; lru->lock held. */
+void lru_del_locked(struct lru *lru, uint32_t pfn);
+
+#endif

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Reclaim: evict cold resident pages to the backend.  A thread (like
+ * kswapd) runs when resident pages pass the high watermark and stops at the
+ * low one; a thread that allocates at the hard limit reclaims a batch
+ * itself.  Victims come from the inactive LRU tail; same-filled pages become
+ * a map entry, clean pages whose backend copy is valid are dropped without
+ * a store, the rest are stored in one batch.
+ */
+#ifndef TIERFS_RECLAIM_H
+#define TIERFS_RECLAIM_H
+
+#include <stdint.h>
+
+struct data_space;
+
+/* Pages one batch takes at most. */
+#define RECLAIM_BATCH 32
+
+/*
+ * Evict up to one batch.  Takes inode locks with trylock only; held is an
+ * inode the caller has write-locked (or NULL), whose pages may be evicted
+ * too.  Returns the number of pool pages freed (0: nothing could be).
+ */
+uint64_t reclaim_batch(struct data_space *ds, struct inode *held);
+
+/* Evict until nr pages are freed or nothing more can be.  Returns pages freed. */
+uint64_t reclaim_pages(struct data_space *ds, uint64_t nr);
+
+/* Wake the reclaim thread (cheap; call when above the high watermark). */
+void reclaim_kick(struct data_space *ds);
+
+/* Start and stop the reclaim thread.  Returns 0 or -errno. */
+int reclaim_start(struct data_space *ds);
+void reclaim_stop(struct data_space *ds);
+
+#endif

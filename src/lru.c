@@ -1,0 +1,92 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Two doubly linked lists threaded through a per-pfn descriptor array, so
+ * that adding, removing and moving a page is O(1) and allocation-free.
+ */
+#include <errno.h>
+#include <sys/mman.h>
+
+#include "tierfs/lru.h"
+
+int lru_init(struct lru *lru, uint64_t nr_pages)
+{
+	lru->pages = mmap(NULL, nr_pages * sizeof(*lru->pages), PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (lru->pages == MAP_FAILED)
+		return -errno;
+	lru->nr_pages = nr_pages;
+	pthread_mutex_init(&lru->lock, NULL);
+	for (int l = 0; l < NR_LRU_LISTS; l++) {
+		lru->head[l] = lru->tail[l] = LRU_NIL;
+		lru->nr[l] = 0;
+	}
+	return 0;
+}
+
+void lru_destroy(struct lru *lru)
+{
+	pthread_mutex_destroy(&lru->lock);
+	munmap(lru->pages, lru->nr_pages * sizeof(*lru->pages));
+}
+
+static void link_head(struct lru *lru, uint32_t pfn, enum lru_list l)
+{
+	struct lru_page *p = &lru->pages[pfn];
+
+	p->list = (uint8_t)(l + 1);
+	p->prev = LRU_NIL;
+	p->next = lru->head[l];
+	if (lru->head[l] != LRU_NIL)
+		lru->pages[lru->head[l]].prev = pfn;
+	else
+		lru->tail[l] = pfn;
+	lru->head[l] = pfn;
+	lru->nr[l]++;
+}
+
+void lru_del_locked(struct lru *lru, uint32_t pfn)
+{
+	struct lru_page *p = &lru->pages[pfn];
+	enum lru_list l = (enum lru_list)(p->list - 1);
+
+	if (!p->list)
+		return;
+	if (p->prev != LRU_NIL)
+		lru->pages[p->prev].next = p->next;
+	else
+		lru->head[l] = p->next;
+	if (p->next != LRU_NIL)
+		lru->pages[p->next].prev = p->prev;
+	else
+		lru->tail[l] = p->prev;
+	lru->nr[l]--;
+	p->list = 0;
+}
+
+void lru_rotate_locked(struct lru *lru, uint32_t pfn, enum lru_list to)
+{
+	lru_del_locked(lru, pfn);
+	link_head(lru, pfn, to);
+}
+
+void lru_add(struct lru *lru, uint32_t pfn, struct inode *inode, uint64_t index,
+	     uint64_t swap_slot)
+{
+	struct lru_page *p = &lru->pages[pfn];
+
+	p->inode = inode;
+	p->index = index;
+	p->swap_slot = swap_slot;
+	atomic_store_explicit(&p->referenced, false, memory_order_relaxed);
+	pthread_mutex_lock(&lru->lock);
+	link_head(lru, pfn, LRU_INACTIVE);
+	pthread_mutex_unlock(&lru->lock);
+}
+
+void lru_del(struct lru *lru, uint32_t pfn)
+{
+	pthread_mutex_lock(&lru->lock);
+	lru_del_locked(lru, pfn);
+	pthread_mutex_unlock(&lru->lock);
+	lru->pages[pfn].inode = 0;
+}
