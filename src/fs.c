@@ -815,11 +815,28 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	size_t bytes = 0;
 	int nr;
 
-	(void)fi;
 	if (size > (size_t)1 << 20)
 		size = (size_t)1 << 20;
 	update_atime(inode);
 	pthread_rwlock_rdlock(&inode->lock);
+	if ((fi->flags & O_DIRECT) && data_has_swapped(inode, (uint64_t)off, size)) {
+		/* O_DIRECT bypasses the resident tier: read, do not bring back. */
+		char *buf = malloc(size);
+		ssize_t got = buf ? data_read_mem(&fs->data, inode, (uint64_t)off, buf, size)
+				  : -ENOMEM;
+
+		pthread_rwlock_unlock(&inode->lock);
+		if (got < 0) {
+			fuse_reply_err(req, (int)-got);
+		} else {
+			atomic_fetch_add_explicit(&fs->counters.nr_reads, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&fs->counters.bytes_read, (uint64_t)got,
+						  memory_order_relaxed);
+			fuse_reply_buf(req, buf, (size_t)got);
+		}
+		free(buf);
+		return;
+	}
 	if (data_has_swapped(inode, (uint64_t)off, size)) {
 		int err = 0;
 

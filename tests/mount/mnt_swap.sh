@@ -91,6 +91,33 @@ check_backend() {
 	swapins=$(stat_of swapins)
 	[ "${swapins:-0}" -gt 0 ] && ok "$name: $swapins pages swapped in" ||
 		fail "$name: swapins" "> 0" "${swapins:-none}"
+
+	# O_DIRECT bypasses the resident tier: read back, not brought back.
+	"$tierctl" reclaim "$mnt" all >/dev/null
+	before=$(stat_of swapins)
+	got=$(dd if="$mnt/f0" iflag=direct bs=1M 2>/dev/null | md5sum | cut -d' ' -f1)
+	after=$(stat_of swapins)
+	[ "$got" = "$want" ] && [ "$before" = "$after" ] &&
+		ok "$name: O_DIRECT read is exact and swaps nothing in" ||
+		fail "$name: O_DIRECT read" "$want, swapins $before" "$got, swapins $after"
+
+	# Readers and writers while everything is evicted again and again.
+	if command -v fio >/dev/null; then
+		( while [ ! -e "$work/stop" ]; do
+			"$tierctl" reclaim "$mnt" all >/dev/null 2>&1
+			sleep 0.05
+		done ) &
+		evictor=$!
+		fio --name=verify --directory="$mnt" --numjobs=2 --size=32M --bs=4k \
+			--rw=randrw --ioengine=psync --verify=crc32c --verify_fatal=1 \
+			--do_verify=1 --randseed=7 --group_reporting >"$work/fio.log" 2>&1
+		rc=$?
+		touch "$work/stop"
+		wait "$evictor"
+		rm -f "$work/stop" "$mnt"/verify.*
+		[ $rc -eq 0 ] && ok "$name: fio randrw verify while evicting" ||
+			{ fail "$name: fio verify while evicting" "exit 0" "$rc"; cat "$work/fio.log"; }
+	fi
 	rm -f "$mnt"/f*
 	sleep 1 # the release of the last file is asynchronous
 	stored=$(stat_of stored_pages)
