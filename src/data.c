@@ -72,10 +72,17 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 	used = pagepool_nr_in_use(ds->pool);
 	if (used >= ds->high_pages)
 		reclaim_kick(ds);
-	for (int i = 0; used >= ds->mem_pages && i < 8; i++) {
+	/*
+	 * A batch that frees nothing may only have found its victims' inodes
+	 * busy (being read or written): wait a moment and look again, for up
+	 * to about a fifth of a second, before calling the budget exhausted.
+	 */
+	for (int nr_idle = 0; used >= ds->mem_pages && nr_idle < 200;) {
 		atomic_fetch_add_explicit(&ds->swap.nr_direct_reclaims, 1, memory_order_relaxed);
-		if (!reclaim_batch(ds, held))
-			break;
+		if (!reclaim_batch(ds, held)) {
+			nr_idle++;
+			usleep(1000);
+		}
 		used = pagepool_nr_in_use(ds->pool);
 	}
 	if (used >= ds->mem_pages) {

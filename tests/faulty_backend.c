@@ -14,10 +14,12 @@ static struct faulty_backend *faulty(struct tier_backend *b)
 
 static bool should_fail(struct faulty_backend *f, enum faulty_op op)
 {
+	unsigned int nr;
+
 	if (op != f->op)
 		return false;
-	f->nr_calls++;
-	return f->is_sticky ? f->nr_calls >= f->fail_at : f->nr_calls == f->fail_at;
+	nr = atomic_fetch_add(&f->nr_calls, 1) + 1;
+	return f->is_sticky ? nr >= f->fail_at : nr == f->fail_at;
 }
 
 static int faulty_store(struct tier_backend *b, void *const *pages, unsigned int nr,
@@ -69,7 +71,7 @@ void faulty_wrap(struct faulty_backend *f, struct tier_backend *inner, enum faul
 	f->op = op;
 	f->fail_at = fail_at;
 	f->is_sticky = is_sticky;
-	f->nr_calls = 0;
+	atomic_init(&f->nr_calls, 0);
 }
 
 const struct tier_backend_ops faulty_backend_ops = {

@@ -7,6 +7,7 @@
 #ifndef TIERFS_TESTS_FAULTY_BACKEND_H
 #define TIERFS_TESTS_FAULTY_BACKEND_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "tierfs/backend.h"
@@ -19,7 +20,7 @@ struct faulty_backend {
 	enum faulty_op op;
 	unsigned int fail_at;		/* 1 = the next call of op */
 	bool is_sticky;			/* fail every call from fail_at on */
-	unsigned int nr_calls;		/* calls of op so far */
+	atomic_uint nr_calls;		/* calls of op so far */
 };
 
 /* Wrap inner (which the wrapper then owns). */

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The tierfs daemon's life: parse and check every option, mount, daemonize,
+ * serve until unmounted or signalled, and unmount cleanly.  In the core
+ * library so that a test build of the daemon can wrap its backend.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tierfs/ctl.h"
+#include "tierfs/daemon.h"
+#include "tierfs/fs.h"
+
+static struct tierfs fs;
+
+static int serve(struct fuse_session *se, bool single_thread)
+{
+	struct fuse_loop_config *cfg;
+	int ret;
+
+	if (single_thread)
+		return fuse_session_loop(se);
+	cfg = fuse_loop_cfg_create();
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(cfg, 0);
+	ret = fuse_session_loop_mt(se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return ret;
+}
+
+int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
+{
+	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	struct tierfs_options opts;
+	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
+	struct ctl_server *ctl = NULL;
+	struct fuse_session *se;
+	char mnt[PATH_MAX], kopts[2048], err[256];
+	struct stat st;
+	dev_t dev;
+	int ret;
+
+	ret = options_parse(argc, argv, ram, &opts, err, sizeof(err));
+	if (ret == 1)
+		return 0;
+	if (ret < 0) {
+		fprintf(stderr, "tierfs: %s\n(see tierfs --help)\n", err);
+		return 1;
+	}
+	if (!realpath(opts.mountpoint, mnt) || stat(mnt, &st)) {
+		fprintf(stderr, "tierfs: mount point '%s': %s\n", opts.mountpoint, strerror(errno));
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "tierfs: mount point '%s' is not a directory\n", opts.mountpoint);
+		return 1;
+	}
+	snprintf(kopts, sizeof(kopts), "default_permissions,fsname=%s,subtype=tierfs%s%s",
+		 opts.source, opts.kernel_opts[0] ? "," : "", opts.kernel_opts);
+	if (fuse_opt_add_arg(&args, argv[0]) || fuse_opt_add_arg(&args, "-o") ||
+	    fuse_opt_add_arg(&args, kopts) || (opts.debug && fuse_opt_add_arg(&args, "-d"))) {
+		fprintf(stderr, "tierfs: out of memory\n");
+		return 1;
+	}
+	ret = tierfs_init(&fs, &opts, ram);
+	if (ret) {
+		fprintf(stderr, "tierfs: cannot set up: %s\n", strerror(-ret));
+		goto free_args;
+	}
+	if (after_init) {
+		ret = after_init(&fs);
+		if (ret) {
+			fprintf(stderr, "tierfs: cannot set up: %s\n", strerror(-ret));
+			goto destroy_fs;
+		}
+	}
+	se = fuse_session_new(&args, &tierfs_ops, sizeof(tierfs_ops), &fs);
+	if (!se) {
+		ret = -EINVAL;
+		goto destroy_fs;
+	}
+	if (fuse_set_signal_handlers(se)) {
+		ret = -EIO;
+		goto destroy_session;
+	}
+	if (fuse_session_mount(se, mnt)) {
+		ret = -EIO;
+		goto remove_handlers;
+	}
+	fuse_daemonize(opts.foreground);
+	ret = tierfs_start(&fs);
+	if (ret) {
+		fprintf(stderr, "tierfs: cannot start: %s\n", strerror(-ret));
+		goto unmount;
+	}
+	if (ctl_mount_dev(mnt, &dev) || ctl_server_start(&fs, dev, &ctl))
+		fprintf(stderr, "tierfs: no control channel for %s: tierctl will not reach it\n",
+			mnt);
+	ret = serve(se, opts.single_thread);
+	if (ctl)
+		ctl_server_stop(ctl);
+unmount:
+	fuse_session_unmount(se);
+remove_handlers:
+	fuse_remove_signal_handlers(se);
+destroy_session:
+	fuse_session_destroy(se);
+destroy_fs:
+	tierfs_destroy(&fs);
+free_args:
+	fuse_opt_free_args(&args);
+	return ret ? 1 : 0;
+}
