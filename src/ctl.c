@@ -64,6 +64,9 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	int n = 0;
 
 	pagepool_get_stats(ds->pool, &ps);
+	memset(&bs, 0, sizeof(bs));
+	if (ds->backend)
+		ds->backend->ops->get_stats(ds->backend, &bs);
 #define ITEM(g, k, v, u) (it[n++] = (struct stat_item){ g, k, v, u, NULL })
 #define STR(g, k, s) (it[n++] = (struct stat_item){ g, k, 0, UNIT_STRING, s })
 	ITEM(NULL, "size_bytes", ds->max_pages * PAGE_SIZE, UNIT_BYTES);
@@ -71,6 +74,14 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	ITEM(NULL, "mem_budget_bytes", ds->backend ? ds->mem_pages * PAGE_SIZE : 0, UNIT_BYTES);
 	STR(NULL, "mem_source", fs->opts.mem ? "mem=" : "MemAvailable/2");
 	ITEM(NULL, "resident_bytes", ps.nr_in_use * PAGE_SIZE, UNIT_BYTES);
+	/*
+	 * What the data costs in memory: pool pages backed (in use and the
+	 * free stock), a RAM backend's pool, and a descriptor per pool page.
+	 */
+	ITEM(NULL, "footprint_bytes",
+	     ps.nr_backed * (PAGE_SIZE + (ds->backend ? sizeof(struct lru_page) : 0)) +
+		     (ds->backend && ds->backend->ops->is_sync ? bs.pool_bytes : 0),
+	     UNIT_BYTES);
 	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_COUNT);
 	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_COUNT);
 	ITEM(NULL, "max_inodes", fs->ns.max_inodes, UNIT_COUNT);
@@ -81,8 +92,6 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	ITEM("pool", "trimmed_pages", ps.nr_trimmed, UNIT_COUNT);
 	ITEM("pool", "alloc_failures", ps.nr_alloc_failures, UNIT_COUNT);
 	if (ds->backend) {
-		memset(&bs, 0, sizeof(bs));
-		ds->backend->ops->get_stats(ds->backend, &bs);
 		STR("backend", "name", ds->backend->ops->name);
 		ITEM("backend", "stored_pages", bs.stored_pages, UNIT_COUNT);
 		ITEM("backend", "stored_bytes", bs.stored_bytes, UNIT_BYTES);
