@@ -1,0 +1,622 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# Under memory pressure, how does tierfs with its compressed pool compare with
+# a kernel tmpfs swapping to zram?  Each side runs, daemon and workload alike,
+# in its own cgroup v1 memory cgroup with the same memory.limit_in_bytes and
+# gets the same workload: fio writes more data than the limit, dd reads it
+# back with the page cache dropped, fio reads 4 KiB at random.  Prints one
+# table with tierfs/kernel ratios and the memory each pool spends per stored
+# byte (zram's mm_stat against tierfs's backend counters).
+#
+# Exit status: 0 done (targets are printed, never enforced), 1 a step could not
+# run (a mount, a tool, a process killed by the OOM killer) or data read back
+# was wrong, 2 usage, 77 skipped (not root, no /dev/fuse, no cgroup v1 memory
+# controller, no zram, no fio).
+
+# Functions run through step(), trap and stats hooks look unreachable to shellcheck.
+# shellcheck disable=SC2317
+
+set -u
+
+usage()
+{
+	cat <<'EOF'
+usage: pressure.sh [--tierfs PATH] [--tierctl PATH] [--limit-mb N] [--data-mb N]
+                   [--mem-mb N] [--tierfs-limit-mb N] [--backend B] [--runtime S]
+                   [--compress PCT] [--quick]
+
+  --tierfs PATH   tierfs binary (default: ./build/tierfs, else tierfs in PATH)
+  --tierctl PATH  tierctl binary (default: next to tierfs, else tierctl in PATH)
+  --limit-mb N    memory.limit_in_bytes of each side's cgroup in MiB (1024)
+  --data-mb N     data fio writes, in MiB (3072)
+  --mem-mb N      tierfs mem= in MiB (default 60 % of --limit-mb)
+  --tierfs-limit-mb N  tierfs's cgroup limit instead of --limit-mb, to see what
+                  tierfs does with more room (the header says so)
+  --backend B     tierfs backend= (zpool); another one is a diagnostic run
+  --runtime S     seconds of 4 KiB random reads (10)
+  --compress PCT  fio --buffer_compress_percentage (50)
+  --quick         --limit-mb 256 --data-mb 768 --runtime 3 (smoke test)
+
+Must run as root: it creates memory cgroups, a zram swap device and mounts.
+Swap devices already on the machine are left alone (and named in the header).
+EOF
+}
+
+TIERFS=
+TIERCTL=
+LIMIT_MB=1024
+DATA_MB=3072
+MEM_MB=
+TIERFS_LIMIT_MB=
+BACKEND=zpool
+RUNTIME=10
+COMPRESS=50
+QUICK=0
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--tierfs) TIERFS=${2-}; shift ;;
+	--tierctl) TIERCTL=${2-}; shift ;;
+	--limit-mb) LIMIT_MB=${2-}; shift ;;
+	--data-mb) DATA_MB=${2-}; shift ;;
+	--mem-mb) MEM_MB=${2-}; shift ;;
+	--tierfs-limit-mb) TIERFS_LIMIT_MB=${2-}; shift ;;
+	--backend) BACKEND=${2-}; shift ;;
+	--runtime) RUNTIME=${2-}; shift ;;
+	--compress) COMPRESS=${2-}; shift ;;
+	--quick) QUICK=1; LIMIT_MB=256; DATA_MB=768; RUNTIME=3 ;;
+	-h|--help) usage; exit 0 ;;
+	*) echo "pressure.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+	esac
+	shift
+done
+
+[ -n "$MEM_MB" ] || MEM_MB=$((LIMIT_MB * 6 / 10))
+[ -n "$TIERFS_LIMIT_MB" ] || TIERFS_LIMIT_MB=$LIMIT_MB
+for num in "$LIMIT_MB" "$DATA_MB" "$MEM_MB" "$TIERFS_LIMIT_MB" "$RUNTIME"; do
+	case "$num" in
+	''|*[!0-9]*|0) echo "pressure.sh: '$num' is not a positive integer" >&2; exit 2 ;;
+	esac
+done
+case "$COMPRESS" in
+''|*[!0-9]*) echo "pressure.sh: --compress wants 0..100" >&2; exit 2 ;;
+esac
+[ "$COMPRESS" -le 100 ] || { echo "pressure.sh: --compress wants 0..100" >&2; exit 2; }
+
+skip()
+{
+	echo "pressure.sh: skipped: $*" >&2
+	exit 77
+}
+
+die()
+{
+	echo "pressure.sh: $*" >&2
+	exit 1
+}
+
+[ "$(id -u)" -eq 0 ] || skip "must run as root"
+[ -c /dev/fuse ] || skip "no /dev/fuse"
+{ : 3<>/dev/fuse; } 2>/dev/null || skip "/dev/fuse cannot be opened"
+for tool in fio fusermount3 mkswap swapon swapoff findmnt md5sum flock; do
+	command -v "$tool" >/dev/null || skip "$tool not installed"
+done
+
+CG_ROOT=/sys/fs/cgroup/memory
+if [ ! -w "$CG_ROOT/cgroup.procs" ] || [ ! -e "$CG_ROOT/memory.oom_control" ]; then
+	skip "no cgroup v1 memory controller at $CG_ROOT"
+fi
+
+if [ ! -e /sys/class/zram-control ] && [ ! -e /sys/block/zram0 ]; then
+	modprobe zram num_devices=1 2>/dev/null || skip "no zram (modprobe zram failed)"
+fi
+[ -e /sys/class/zram-control ] || [ -e /sys/block/zram0 ] || skip "no zram"
+
+if [ -z "$TIERFS" ]; then
+	if [ -x ./build/tierfs ]; then
+		TIERFS=./build/tierfs
+	else
+		TIERFS=$(command -v tierfs) || die "no tierfs binary: build it or pass --tierfs"
+	fi
+fi
+[ -x "$TIERFS" ] || die "$TIERFS is not an executable"
+TIERFS=$(cd "$(dirname "$TIERFS")" && pwd)/$(basename "$TIERFS")
+if [ -z "$TIERCTL" ]; then
+	if [ -x "$(dirname "$TIERFS")/tierctl" ]; then
+		TIERCTL=$(dirname "$TIERFS")/tierctl
+	else
+		TIERCTL=$(command -v tierctl) || die "no tierctl binary: pass --tierctl"
+	fi
+fi
+[ -x "$TIERCTL" ] || die "$TIERCTL is not an executable"
+TIERCTL=$(cd "$(dirname "$TIERCTL")" && pwd)/$(basename "$TIERCTL")
+
+# One run at a time on the machine: a second run's zram swap would take the
+# first run's tierfs pages, and its swapoff would then fail against that cgroup.
+LOCK=/run/tierfs-bench-pressure.lock
+exec 9>"$LOCK" || skip "cannot open $LOCK"
+if ! flock -n 9; then
+	echo "pressure.sh: waiting for another pressure.sh run ($LOCK)" >&2
+	flock -w $((QUICK ? 240 : 3000)) 9 || skip "another pressure.sh run holds $LOCK"
+fi
+
+SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
+DATA_BYTES=$((DATA_MB * 1024 * 1024))
+# The verify file is written first, so the big write pushes it out to swap and
+# the check at the end reads it back through swap-in.
+VERIFY_MB=32
+# Mount size: the data, the verify file and slack, the same on both sides.
+FS_MB=$((DATA_MB + VERIFY_MB + 256))
+# Each md5 sample of the data file, MiB; three: start, middle, end.
+SAMPLE_MB=16
+[ "$DATA_MB" -ge "$SAMPLE_MB" ] || die "--data-mb must be at least $SAMPLE_MB"
+
+WORK=$(mktemp -d /tmp/tierfs-pressure.XXXXXX) || die "mktemp failed"
+TMPFS_MNT=$WORK/tmpfs
+TIERFS_MNT=$WORK/tierfs
+LOG=$WORK/log
+SAMPLES=$WORK/samples
+CG_BASE=$CG_ROOT/tierfs-bench.$$
+ZRAM=
+ZRAM_HOT_ADDED=0
+ZRAM_SWAPON=0
+DAEMON_PID=
+SAMPLER_PID=
+
+is_mounted()
+{
+	findmnt -rn --mountpoint "$1" >/dev/null 2>&1
+}
+
+# zram_off: swapoff, reset and remove the zram device; fails (and says so)
+# if the swap device is still on.
+zram_off()
+{
+	[ -n "$ZRAM" ] || return 0
+	if [ "$ZRAM_SWAPON" = 1 ]; then
+		if ! swapoff "/dev/$ZRAM" 2>>"$LOG"; then
+			echo "pressure.sh: swapoff /dev/$ZRAM failed; it is still a swap device" >&2
+			return 1
+		fi
+		ZRAM_SWAPON=0
+	fi
+	echo 1 >"/sys/block/$ZRAM/reset" 2>/dev/null
+	if [ "$ZRAM_HOT_ADDED" = 1 ]; then
+		echo "${ZRAM#zram}" >/sys/class/zram-control/hot_remove 2>/dev/null
+	fi
+	ZRAM=
+}
+
+cleanup()
+{
+	local cg
+
+	[ -n "$SAMPLER_PID" ] && kill "$SAMPLER_PID" 2>/dev/null
+	if is_mounted "$TIERFS_MNT"; then
+		fusermount3 -u "$TIERFS_MNT" 2>/dev/null || umount "$TIERFS_MNT" 2>/dev/null ||
+			umount -l "$TIERFS_MNT"
+	fi
+	if [ -n "$DAEMON_PID" ]; then
+		for _ in $(seq 50); do
+			kill -0 "$DAEMON_PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill "$DAEMON_PID" 2>/dev/null
+	fi
+	# The tmpfs goes before the swap device, so swapoff has nothing to read in.
+	if is_mounted "$TMPFS_MNT"; then
+		umount "$TMPFS_MNT" || umount -l "$TMPFS_MNT"
+	fi
+	zram_off || echo "pressure.sh: /dev/$ZRAM left behind: swapoff it by hand" >&2
+	# This shell never joins a bench cgroup; be sure anyway before rmdir.
+	echo $$ >"$CG_ROOT/cgroup.procs" 2>/dev/null
+	for cg in "$CG_BASE".kernel "$CG_BASE".tierfs; do
+		[ -d "$cg" ] || continue
+		for _ in $(seq 50); do
+			rmdir "$cg" 2>/dev/null && break
+			sleep 0.1
+		done
+		[ -d "$cg" ] && echo "pressure.sh: could not remove $cg" >&2
+	done
+	rm -f "$LOG" "$SAMPLES" "$WORK"/stats.* "$WORK"/*.state
+	cd / && rmdir "$TMPFS_MNT" "$TIERFS_MNT" "$WORK" 2>/dev/null
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+mkdir "$TMPFS_MNT" "$TIERFS_MNT" || die "mkdir in $WORK failed"
+# fio drops files (verify state) into its working directory.
+cd "$WORK" || die "cd $WORK failed"
+: >"$LOG"
+: >"$SAMPLES"
+
+# cg_new NAME MIB [noswap]: a fresh memory cgroup limited to MIB; with
+# noswap, memory+swap is limited to the same, so nothing in it can be swapped
+# out by the kernel (to a swap device someone else turned on).  Prints its path.
+cg_new()
+{
+	local cg=$CG_BASE.$1 bytes=$(($2 * 1024 * 1024))
+
+	mkdir "$cg" || return 1
+	echo "$bytes" >"$cg/memory.limit_in_bytes" || return 1
+	echo 100 >"$cg/memory.swappiness" || return 1
+	if [ "${3-}" = noswap ] && [ -e "$cg/memory.memsw.limit_in_bytes" ]; then
+		echo "$bytes" >"$cg/memory.memsw.limit_in_bytes" || return 1
+	fi
+	echo "$cg"
+}
+
+# in_cg CGROUP CMD ARGS...: runs CMD inside CGROUP (its children stay there).
+in_cg()
+{
+	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$@" 9>&-
+}
+
+# cg_oom_kills CGROUP: processes the OOM killer killed in it so far.
+cg_oom_kills()
+{
+	awk '$1 == "oom_kill" { print $2; found = 1 } END { if (!found) print 0 }' \
+		"$1/memory.oom_control"
+}
+
+now_ns()
+{
+	date +%s%N
+}
+
+# mib_per_s NS: DATA_MB over NS nanoseconds.
+mib_per_s()
+{
+	awk -v mb="$DATA_MB" -v ns="$1" 'BEGIN { printf "%.0f\n", mb / (ns / 1e9) }'
+}
+
+# json_num KEY FILE: the first number stored under "KEY" in tierctl's JSON.
+json_num()
+{
+	grep -o "\"$1\":[0-9.]*" "$2" | head -n 1 | cut -d: -f2
+}
+
+declare -A R=([daemon_exit]=-)
+
+# The workload, identical on both sides; every step runs inside CG.
+# Each prints its result or returns non-zero.
+
+write_verify_file()
+{
+	in_cg "$CG" fio --name=verify --filename="$1/verify" --rw=write --bs=1M \
+		--size="${VERIFY_MB}m" --verify=crc32c --do_verify=0 --verify_state_save=0 --randseed=2 \
+		--fallocate=none --ioengine=psync --minimal >/dev/null 2>>"$LOG"
+}
+
+check_verify_file()
+{
+	in_cg "$CG" fio --name=verify --filename="$1/verify" --rw=write --bs=1M \
+		--size="${VERIFY_MB}m" --verify=crc32c --verify_only --verify_state_save=0 --randseed=2 \
+		--fallocate=none --ioengine=psync --minimal >/dev/null 2>>"$LOG"
+}
+
+# MiB/s from the wall time of the whole fio run, end_fsync included.
+seq_write()
+{
+	local start end
+
+	start=$(now_ns)
+	in_cg "$CG" fio --name=w --filename="$1/data" --rw=write --bs=1M --size="${DATA_MB}m" \
+		--buffer_compress_percentage="$COMPRESS" --refill_buffers --randseed=1 \
+		--ioengine=psync --end_fsync=1 --fallocate=none --minimal >/dev/null 2>>"$LOG" ||
+		return 1
+	end=$(now_ns)
+	mib_per_s $((end - start))
+}
+
+# posix_fadvise(DONTNEED) on the data file only: drops tierfs's clean page
+# cache, leaves tmpfs's pages (its only copy) alone, disturbs nothing else.
+drop_cache()
+{
+	in_cg "$CG" dd if="$1/data" iflag=nocache count=0 status=none 2>>"$LOG"
+}
+
+seq_read()
+{
+	local start end
+
+	start=$(now_ns)
+	in_cg "$CG" dd if="$1/data" of=/dev/null bs=1M status=none 2>>"$LOG" || return 1
+	end=$(now_ns)
+	mib_per_s $((end - start))
+}
+
+# IOPS from fio's terse output (v3: error field 5, read IOPS field 8).
+rand_read()
+{
+	local out
+
+	out=$(in_cg "$CG" fio --name=r --filename="$1/data" --rw=randread --bs=4k \
+		--size="${DATA_MB}m" --ioengine=psync --invalidate=0 --direct=0 \
+		--runtime="$RUNTIME" --time_based --randseed=1 --minimal 2>>"$LOG") || return 1
+	printf '%s\n' "$out" | awk -F';' '
+		$1 == "3" { if ($5 != 0) exit 1; printf "%.0f\n", $8; found = 1 }
+		END { exit !found }'
+}
+
+# One md5 over SAMPLE_MB at the start, the middle and the end of the data file.
+md5_samples()
+{
+	local skip
+
+	for skip in 0 $((DATA_MB / 2)) $((DATA_MB - SAMPLE_MB)); do
+		in_cg "$CG" dd if="$1/data" bs=1M skip="$skip" count="$SAMPLE_MB" status=none \
+			2>>"$LOG" || return 1
+	done | md5sum | cut -c1-12
+	[ "${PIPESTATUS[0]}" -eq 0 ]
+}
+
+# side_alive SIDE: the daemon (tierfs) is still running and nothing in the
+# cgroup was OOM-killed.
+side_alive()
+{
+	[ "$(cg_oom_kills "$CG")" -eq 0 ] || return 1
+	[ "$1" = kernel ] || kill -0 "$DAEMON_PID" 2>/dev/null
+}
+
+# step SIDE KEY FUNCTION MNT: runs FUNCTION and stores its output in R[KEY.SIDE];
+# after the first failure the remaining steps of the side are not run.
+step()
+{
+	local side=$1 key=$2 value
+
+	[ "${R[failed.$side]-}" = "" ] || return 1
+	echo "pressure.sh: $side: $key" >&2
+	if ! value=$("$3" "$4") || ! side_alive "$side"; then
+		side_alive "$side" || R[oom.$side]=yes
+		R[failed.$side]=$key
+		echo "pressure.sh: $side: $key failed" >&2
+		return 1
+	fi
+	R[$key.$side]=$value
+}
+
+# sampler: every 0.2 s one line "resident_bytes pool_bytes daemon_rss cgroup_usage
+# stored_bytes backed_bytes" (backed: the page pool's populated pages, the free
+# stock included)
+# while tierfs runs, for the peaks in the report.
+sampler()
+{
+	local json=$WORK/stats.sample rss
+
+	while :; do
+		if "$TIERCTL" stats "$TIERFS_MNT" --json >"$json" 2>/dev/null; then
+			rss=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$DAEMON_PID/status" 2>/dev/null)
+			echo "$(json_num resident_bytes "$json") $(json_num pool_bytes "$json")" \
+				"${rss:-0} $(cat "$CG/memory.usage_in_bytes")" \
+				"$(json_num stored_bytes "$json") $(json_num backed_bytes "$json")" \
+				>>"$SAMPLES"
+		fi
+		sleep 0.2
+	done
+}
+
+# run_side SIDE MNT: the whole workload; stats_fn is called right after the
+# write to record memory per stored byte.
+run_side()
+{
+	local side=$1 mnt=$2 stats_fn=$3 start
+
+	start=$(now_ns)
+	R[oom.$side]=no
+	step "$side" verify_write write_verify_file "$mnt"
+	step "$side" write seq_write "$mnt" && "$stats_fn"
+	step "$side" drop drop_cache "$mnt"
+	step "$side" read seq_read "$mnt"
+	step "$side" randread rand_read "$mnt"
+	step "$side" verify check_verify_file "$mnt" && R[verify.$side]=ok
+	step "$side" md5 md5_samples "$mnt"
+	side_alive "$side" || R[oom.$side]=yes
+	R[oom_kills.$side]=$(cg_oom_kills "$CG")
+	R[failcnt.$side]=$(cat "$CG/memory.failcnt" "$CG/memory.memsw.failcnt" 2>/dev/null |
+		awk '{ n += $1 } END { print n + 0 }')
+	R[peak.$side]=$(cat "$CG/memory.max_usage_in_bytes")
+	R[secs.$side]=$(( ($(now_ns) - start) / 1000000000 ))
+}
+
+kernel_stats()
+{
+	local orig compr used
+
+	# mm_stat: orig_data_size compr_data_size mem_used_total ...
+	read -r orig compr used _ <"/sys/block/$ZRAM/mm_stat" || return
+	R[stored.kernel]=$orig
+	R[compr.kernel]=$compr
+	R[poolmem.kernel]=$used
+}
+
+tierfs_stats()
+{
+	local json=$WORK/stats.write
+
+	"$TIERCTL" stats "$TIERFS_MNT" --json >"$json" 2>>"$LOG" || return
+	R[stored.tierfs]=$(json_num stored_bytes "$json")
+	R[poolmem.tierfs]=$(json_num pool_bytes "$json")
+	R[compr.tierfs]=
+	R[resident.tierfs]=$(json_num resident_bytes "$json")
+	R[budget.tierfs]=$(json_num mem_budget_bytes "$json")
+}
+
+commit=$(git -C "$SCRIPT_DIR" rev-parse --short HEAD 2>/dev/null) || commit=unknown
+other_swap=$(awk 'NR > 1 { printf "%s%s", sep, $1; sep = "," }' /proc/swaps)
+echo "# tierfs pressure benchmark: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), kernel $(uname -r)," \
+	"$(nproc) CPUs, $(awk '/^MemTotal:/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)," \
+	"commit $commit"
+echo "# cgroup v1 memory.limit_in_bytes=${LIMIT_MB}MiB swappiness=100 per side; data=${DATA_MB}MiB" \
+	"quick=$QUICK runtime=${RUNTIME}s"
+echo "# fio write: bs=1M psync buffer_compress_percentage=$COMPRESS refill_buffers randseed=1" \
+	"end_fsync=1 fallocate=none (MiB/s = data / wall time)"
+echo "# read: page cache of the file dropped (dd iflag=nocache count=0, fadvise DONTNEED);" \
+	"dd bs=1M (MiB/s); then fio randread bs=4k psync invalidate=0 ${RUNTIME}s randseed=1 (IOPS)"
+echo "# kernel: tmpfs size=${FS_MB}m + zram swap lz4 disksize=${DATA_MB}MiB priority 32767"
+[ "$BACKEND" = zpool ] ||
+	echo "# NOTE: tierfs runs with backend=$BACKEND, not the zpool the question is about"
+[ "$TIERFS_LIMIT_MB" = "$LIMIT_MB" ] ||
+	echo "# NOTE: tierfs's cgroup limit is ${TIERFS_LIMIT_MB}MiB, not the kernel's ${LIMIT_MB}MiB"
+echo "# tierfs: size=${FS_MB}m mem=${MEM_MB}m ($((MEM_MB * 100 / TIERFS_LIMIT_MB)) % of the limit)" \
+	"backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto; daemon -f in the cgroup;" \
+	"memory.memsw.limit_in_bytes = the limit (no kernel swap)"
+echo "# check: fio verify=crc32c ${VERIFY_MB}MiB written first, read last; md5 of 3x${SAMPLE_MB}MiB" \
+	"of the data, tierfs against the kernel"
+echo "# other swap on the machine: ${other_swap:-none}; tierfs=$TIERFS"
+
+# --- kernel: tmpfs swapping to zram --------------------------------------
+
+if [ -w /sys/class/zram-control/hot_add ]; then
+	ZRAM=zram$(cat /sys/class/zram-control/hot_add) || die "zram hot_add failed"
+	ZRAM_HOT_ADDED=1
+else
+	for dev in /sys/block/zram*; do
+		[ "$(cat "$dev/disksize")" = 0 ] || continue
+		ZRAM=${dev##*/}
+		break
+	done
+	[ -n "$ZRAM" ] || skip "no free zram device and no zram-control/hot_add"
+fi
+grep -qw lz4 "/sys/block/$ZRAM/comp_algorithm" || skip "zram has no lz4"
+echo lz4 >"/sys/block/$ZRAM/comp_algorithm" || die "cannot set $ZRAM comp_algorithm"
+echo "$DATA_BYTES" >"/sys/block/$ZRAM/disksize" || die "cannot set $ZRAM disksize"
+mkswap "/dev/$ZRAM" >>"$LOG" 2>&1 || die "mkswap /dev/$ZRAM failed"
+swapon -p 32767 "/dev/$ZRAM" 2>>"$LOG" || die "swapon /dev/$ZRAM failed"
+ZRAM_SWAPON=1
+
+CG=$(cg_new kernel "$LIMIT_MB") || die "cannot create memory cgroup $CG_BASE.kernel"
+mount -t tmpfs -o size="${FS_MB}m" tierfs-bench "$TMPFS_MNT" || die "tmpfs mount failed"
+run_side kernel "$TMPFS_MNT" kernel_stats
+R[zram_after.kernel]=$(awk '{ print $3 }' "/sys/block/$ZRAM/mm_stat")
+rm -f "$TMPFS_MNT/data" "$TMPFS_MNT/verify"
+umount "$TMPFS_MNT" || die "umount $TMPFS_MNT failed"
+zram_off || die "cannot measure tierfs while /dev/$ZRAM is still a swap device"
+rmdir "$CG" 2>/dev/null
+
+# --- tierfs ---------------------------------------------------------------
+
+CG=$(cg_new tierfs "$TIERFS_LIMIT_MB" noswap) || die "cannot create memory cgroup $CG_BASE.tierfs"
+# Not through in_cg: a function run in the background is a subshell, and $!
+# must be the daemon itself.
+sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$TIERFS" "$TIERFS_MNT" -f \
+	-o "size=${FS_MB}m,mem=${MEM_MB}m,backend=$BACKEND,compressor=lz4,swapsize=${DATA_MB}m" \
+	2>>"$LOG" 9>&- &
+DAEMON_PID=$!
+for _ in $(seq 100); do
+	is_mounted "$TIERFS_MNT" && break
+	kill -0 "$DAEMON_PID" 2>/dev/null || break
+	sleep 0.1
+done
+is_mounted "$TIERFS_MNT" || die "tierfs did not mount $TIERFS_MNT: $(cat "$LOG")"
+sampler &
+SAMPLER_PID=$!
+run_side tierfs "$TIERFS_MNT" tierfs_stats
+kill "$SAMPLER_PID" 2>/dev/null
+wait "$SAMPLER_PID" 2>/dev/null
+SAMPLER_PID=
+"$TIERCTL" stats "$TIERFS_MNT" --json >"$WORK/stats.end" 2>/dev/null
+if kill -0 "$DAEMON_PID" 2>/dev/null; then
+	fusermount3 -u "$TIERFS_MNT" 2>>"$LOG" || die "fusermount3 -u $TIERFS_MNT failed"
+	wait "$DAEMON_PID"
+	R[daemon_exit]=$?
+else
+	wait "$DAEMON_PID"
+	R[daemon_exit]=$?
+	fusermount3 -u "$TIERFS_MNT" 2>/dev/null || umount -l "$TIERFS_MNT"
+fi
+DAEMON_PID=
+read -r "R[peak_resident]" "R[peak_pool]" "R[peak_rss]" "R[peak_cg]" "R[peak_backed]" \
+	<<<"$(awk '{ for (i = 1; i <= 6; i++) if ($i > m[i]) m[i] = $i }
+	END { printf "%.0f %.0f %.0f %.0f %.0f\n", m[1], m[2], m[3], m[4], m[6] }' "$SAMPLES")"
+# Killed before the write ended: the last sample still gives pool per byte,
+# once the pool holds enough (a zpool shard is 64 MiB) to mean something.
+if [ -z "${R[stored.tierfs]-}" ]; then
+	read -r "R[stored.tierfs]" "R[poolmem.tierfs]" <<<"$(awk '
+		$5 >= 64 * 1048576 { s = $5; p = $2 } END { if (s) print s, p }' "$SAMPLES")"
+	[ -n "${R[stored.tierfs]}" ] && R[sampled]=1
+fi
+
+# --- report ---------------------------------------------------------------
+
+mib()
+{
+	awk -v b="$1" 'BEGIN { if (b == "") print "-"; else printf "%.1f MiB\n", b / 1048576 }'
+}
+
+# row LABEL UNIT KEY TARGET-OP TARGET: TARGET-OP is ">=" or "<=", on tierfs/kernel.
+row()
+{
+	awk -v label="$1" -v unit="$2" -v a="${R[$3.kernel]-}" -v b="${R[$3.tierfs]-}" \
+		-v op="$4" -v target="$5" 'BEGIN {
+		ratio = "-"; goal = op " " target
+		if (a != "" && b != "" && a > 0) {
+			r = b / a; ratio = sprintf("%.2f", r)
+			ok = (op == ">=") ? r >= target : r <= target
+			goal = goal (ok ? " ok" : " MISSED")
+		} else {
+			goal = goal " not measured"
+		}
+		printf "%-36s | %14s | %14s | %5s | %s\n", label,
+			a == "" ? "-" : a " " unit, b == "" ? "-" : b " " unit, ratio, goal
+	}'
+}
+
+for side in kernel tierfs; do
+	if [ -n "${R[stored.$side]-}" ] && [ "${R[stored.$side]}" -gt 0 ] 2>/dev/null; then
+		R[perbyte.$side]=$(awk -v m="${R[poolmem.$side]}" -v s="${R[stored.$side]}" \
+			'BEGIN { printf "%.3f\n", m / s }')
+	fi
+done
+
+echo
+printf '%-36s | %14s | %14s | %5s | %s\n' metric tmpfs+zram tierfs ratio "target (tierfs/kernel)"
+row "seq write 1M fio (MiB/s)" "" write ">=" 1.00
+row "seq read 1M dd, cache dropped" "" read ">=" 1.00
+row "4K randread psync ${RUNTIME}s (IOPS)" "" randread ">=" 0.50
+row "pool memory per stored byte" "" perbyte "<=" 1.10
+printf '%-36s | %14s | %14s |\n' "  stored (orig_data_size|stored_bytes)" \
+	"$(mib "${R[stored.kernel]-}")" "$(mib "${R[stored.tierfs]-}")${R[sampled]:+*}"
+printf '%-36s | %14s | %14s |\n' "  pool (mem_used_total|pool_bytes)" \
+	"$(mib "${R[poolmem.kernel]-}")" "$(mib "${R[poolmem.tierfs]-}")${R[sampled]:+*}"
+printf '%-36s | %14s | %14s |\n' "cgroup peak (max_usage_in_bytes)" \
+	"$(mib "${R[peak.kernel]-}")" "$(mib "${R[peak.tierfs]-}")"
+printf '%-36s | %14s | %14s |\n' "memory outside the cgroup" \
+	"$(mib "${R[poolmem.kernel]-}")" "0 (in it)"
+printf '%-36s | %14s | %14s |\n' "cgroup failcnt (memory + memsw)" \
+	"${R[failcnt.kernel]-}" "${R[failcnt.tierfs]-}"
+printf '%-36s | %14s | %14s |\n' "oom-killed (oom_kill count)" \
+	"${R[oom.kernel]} (${R[oom_kills.kernel]-})" "${R[oom.tierfs]} (${R[oom_kills.tierfs]-})"
+printf '%-36s | %14s | %14s |\n' "verify crc32c ${VERIFY_MB}MiB" \
+	"${R[verify.kernel]:-no}" "${R[verify.tierfs]:-no}"
+printf '%-36s | %14s | %14s |\n' "md5 samples" "${R[md5.kernel]:--}" "${R[md5.tierfs]:--}"
+printf '%-36s | %14s | %14s |\n' "time (s)" "${R[secs.kernel]}" "${R[secs.tierfs]}"
+echo
+echo "tierfs after the write: resident $(mib "${R[resident.tierfs]-}") of budget" \
+	"$(mib "${R[budget.tierfs]-}"); peaks sampled every 0.2 s: resident" \
+	"$(mib "${R[peak_resident]}"), page pool populated $(mib "${R[peak_backed]}")," \
+	"pool $(mib "${R[peak_pool]}"), daemon RSS" \
+	"$(mib "${R[peak_rss]}"), cgroup usage $(mib "${R[peak_cg]}"); daemon exit status ${R[daemon_exit]}"
+[ -z "${R[sampled]-}" ] ||
+	echo "* tierfs died during the write: the last 0.2 s sample of its counters before"
+echo "zram's pool is not charged to the cgroup; tierfs's pool is (it lives in the daemon)."
+
+status=0
+for side in kernel tierfs; do
+	if [ -n "${R[failed.$side]-}" ]; then
+		echo "pressure.sh: $side: step '${R[failed.$side]}' could not run" \
+			"(oom-killed: ${R[oom.$side]}); see the log below" >&2
+		status=1
+	fi
+done
+if [ -n "${R[md5.kernel]-}" ] && [ -n "${R[md5.tierfs]-}" ] &&
+	[ "${R[md5.kernel]}" != "${R[md5.tierfs]}" ]; then
+	echo "pressure.sh: tierfs read back other data than the kernel tmpfs" >&2
+	status=1
+fi
+if [ "$status" -ne 0 ] && [ -s "$LOG" ]; then
+	tail -n 20 "$LOG" >&2
+fi
+exit "$status"
