@@ -84,24 +84,10 @@ case "$COMPRESS" in
 esac
 [ "$COMPRESS" -le 100 ] || { echo "pressure.sh: --compress wants 0..100" >&2; exit 2; }
 
-skip()
-{
-	echo "pressure.sh: skipped: $*" >&2
-	exit 77
-}
-
-die()
-{
-	echo "pressure.sh: $*" >&2
-	exit 1
-}
-
-[ "$(id -u)" -eq 0 ] || skip "must run as root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-{ : 3<>/dev/fuse; } 2>/dev/null || skip "/dev/fuse cannot be opened"
-for tool in fio fusermount3 mkswap swapon swapoff findmnt md5sum flock; do
-	command -v "$tool" >/dev/null || skip "$tool not installed"
-done
+NAME=pressure.sh
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+require_mount_bench fio fusermount3 mkswap swapon swapoff findmnt md5sum flock
 
 CG_ROOT=/sys/fs/cgroup/memory
 if [ ! -w "$CG_ROOT/cgroup.procs" ] || [ ! -e "$CG_ROOT/memory.oom_control" ]; then

@@ -61,24 +61,10 @@ for num in "$SIZE_MB" "$NR_FILES" "$RUNTIME"; do
 	esac
 done
 
-skip()
-{
-	echo "resident.sh: skipped: $*" >&2
-	exit 77
-}
-
-die()
-{
-	echo "resident.sh: $*" >&2
-	exit 1
-}
-
-[ "$(id -u)" -eq 0 ] || skip "must run as root"
-[ -c /dev/fuse ] || skip "no /dev/fuse"
-{ : 3<>/dev/fuse; } 2>/dev/null || skip "/dev/fuse cannot be opened"
-for tool in fio fusermount3 mountpoint; do
-	command -v "$tool" >/dev/null || skip "$tool not installed"
-done
+NAME=resident.sh
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+require_mount_bench fio fusermount3 mountpoint
 
 SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
 
