@@ -13,30 +13,9 @@ set -u
 daemon=$1
 tierctl=$2
 
-[ "$(id -u)" = 0 ] || { echo "skip: not root"; exit 77; }
-( exec 3<>/dev/fuse ) 2>/dev/null || { echo "skip: /dev/fuse cannot be opened"; exit 77; }
+# shellcheck source=tests/mount/lib.sh
+. "$(dirname "$0")/lib.sh"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-faults.XXXXXX") || exit 1
-mnt=$work/mnt
-mkdir "$mnt"
-nr_passed=0
-nr_failed=0
-
-cleanup() {
-	if grep -q " $mnt " /proc/self/mounts; then
-		fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -u -z "$mnt"
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
-
-ok() { nr_passed=$((nr_passed + 1)); echo "ok - $1"; }
-fail() { nr_failed=$((nr_failed + 1)); echo "FAIL - $1: expected $2, got $3"; }
-stat_of() {
-	"$tierctl" stats "$mnt" --json | sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" | head -n 1
-}
-md5() { md5sum <"$1" | cut -d' ' -f1; }
 
 head -c 16M /dev/urandom >"$work/small"
 head -c 96M /dev/urandom >"$work/big"
@@ -101,5 +80,4 @@ else
 	fail "one load fails: mount" "status 0" "a failure"
 fi
 
-echo "$nr_passed passed, $nr_failed failed"
-[ $nr_failed -eq 0 ]
+finish

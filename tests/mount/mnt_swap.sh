@@ -14,31 +14,8 @@ tierfs=$1
 tierctl=$2
 total_mb=${3:-1024}
 
-[ "$(id -u)" = 0 ] || { echo "skip: not root"; exit 77; }
-( exec 3<>/dev/fuse ) 2>/dev/null || { echo "skip: /dev/fuse cannot be opened"; exit 77; }
-
-work=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-swap.XXXXXX") || exit 1
-mnt=$work/mnt
-mkdir "$mnt"
-nr_passed=0
-nr_failed=0
-
-cleanup() {
-	if grep -q " $mnt " /proc/self/mounts; then
-		fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -u -z "$mnt"
-	fi
-	rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
-
-ok() { nr_passed=$((nr_passed + 1)); echo "ok - $1"; }
-fail() { nr_failed=$((nr_failed + 1)); echo "FAIL - $1: expected $2, got $3"; }
-
-# One JSON number of tierctl stats --json, by key (the first match).
-stat_of() {
-	"$tierctl" stats "$mnt" --json | sed -n "s/.*\"$1\":\([0-9.]*\).*/\1/p" | head -n 1
-}
+# shellcheck source=tests/mount/lib.sh
+. "$(dirname "$0")/lib.sh"
 
 # The source: 64 MiB in 1 MiB pieces, cycling zeros, text, random, text.
 src=$work/src
@@ -49,7 +26,7 @@ for i in $(seq 0 63); do
 	*) head -c 786432 /dev/urandom | base64 -w 0 | head -c 1048576 ;;
 	esac
 done >"$src"
-want=$(md5sum <"$src" | cut -d' ' -f1)
+want=$(md5 "$src")
 nr_files=$((total_mb / 64))
 
 check_backend() {
@@ -82,7 +59,7 @@ check_backend() {
 	bad=0
 	i=0
 	while [ $i -lt "$nr_files" ]; do
-		got=$(md5sum <"$mnt/f$i" | cut -d' ' -f1)
+		got=$(md5 "$mnt/f$i")
 		[ "$got" = "$want" ] || bad=$((bad + 1))
 		i=$((i + 1))
 	done
@@ -132,5 +109,4 @@ check_backend zpool-zstd "backend=zpool,compressor=zstd:1"
 check_backend ramdisk "backend=ramdisk"
 check_backend file "backend=file:${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test.swap.$$"
 
-echo "$nr_passed passed, $nr_failed failed"
-[ $nr_failed -eq 0 ]
+finish
