@@ -738,8 +738,11 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 		st->nr_frees += sh->nr_frees;
 		st->nr_reject_raw += sh->nr_reject_raw;
 		st->nr_lock_contended += sh->nr_lock_contended;
+		if (sh->nr_lock_contended > st->max_shard_contended)
+			st->max_shard_contended = sh->nr_lock_contended;
 		pthread_mutex_unlock(&sh->lock);
 	}
+	st->nr_shards = pool->nr_shards;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->capacity_bytes = pool->capacity_pages * PAGE_SIZE;
 	st->nr_store_errors = atomic_load(&pool->nr_store_errors);

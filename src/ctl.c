@@ -108,7 +108,10 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 			ITEM("backend", "reject_raw", bs.nr_reject_raw, UNIT_COUNT);
 			ITEM("backend", "compression_ratio",
 			     bs.pool_bytes ? bs.stored_bytes * 1000 / bs.pool_bytes : 0, UNIT_RATIO);
+			ITEM("backend", "shards", bs.nr_shards, UNIT_COUNT);
 			ITEM("backend", "lock_contended", bs.nr_lock_contended, UNIT_COUNT);
+			ITEM("backend", "max_shard_lock_contended", bs.max_shard_contended,
+			     UNIT_COUNT);
 		}
 		ITEM("reclaim", "evicted", atomic_load(&sw->nr_evicted), UNIT_COUNT);
 		ITEM("reclaim", "clean_dropped", atomic_load(&sw->nr_clean_dropped), UNIT_COUNT);

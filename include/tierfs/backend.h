@@ -39,6 +39,8 @@ struct backend_stats {
 	uint64_t nr_reject_alloc;	/* stores refused: backend memory */
 	uint64_t nr_reject_raw;		/* zpool: stored raw, compressed too poorly */
 	uint64_t nr_lock_contended;	/* zpool: shard lock found taken */
+	uint64_t nr_shards;		/* zpool: lock domains */
+	uint64_t max_shard_contended;	/* zpool: nr_lock_contended of the busiest shard */
 };
 
 struct tier_backend_ops {
