@@ -813,13 +813,16 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	struct iovec iov[DATA_MAX_READ_PAGES];
 	char *scratch = NULL;
 	size_t bytes = 0;
+	bool is_swapped;
 	int nr;
 
 	if (size > (size_t)1 << 20)
 		size = (size_t)1 << 20;
 	update_atime(inode);
 	pthread_rwlock_rdlock(&inode->lock);
-	if ((fi->flags & O_DIRECT) && data_has_swapped(inode, (uint64_t)off, size)) {
+	/* Without a backend nothing is ever swapped: skip the page map walk. */
+	is_swapped = fs->data.backend && data_has_swapped(inode, (uint64_t)off, size);
+	if (is_swapped && (fi->flags & O_DIRECT)) {
 		/* O_DIRECT bypasses the resident tier: read, do not bring back. */
 		char *buf = malloc(size);
 		ssize_t got = buf ? data_read_mem(&fs->data, inode, (uint64_t)off, buf, size)
@@ -837,7 +840,7 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		free(buf);
 		return;
 	}
-	if (data_has_swapped(inode, (uint64_t)off, size)) {
+	if (is_swapped) {
 		int err = 0;
 
 		pthread_rwlock_unlock(&inode->lock);
