@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "tierfs/backend.h"
+#include "tierfs/budget.h"
 #include "tierfs/ctl.h"
 #include "tierfs/fs.h"
 #include "tierfs/pagepool.h"
@@ -60,10 +61,12 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	struct swap_counters *sw = &ds->swap;
 	struct fs_counters *c = &fs->counters;
 	struct pagepool_stats ps;
+	struct budget_footprint fp;
 	struct backend_stats bs;
 	int n = 0;
 
 	pagepool_get_stats(ds->pool, &ps);
+	budget_footprint(ds, &fp);
 	memset(&bs, 0, sizeof(bs));
 	if (ds->backend)
 		ds->backend->ops->get_stats(ds->backend, &bs);
@@ -72,16 +75,11 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	ITEM(NULL, "size_bytes", ds->max_pages * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "data_bytes", atomic_load(&ds->nr_pages) * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "mem_budget_bytes", ds->backend ? ds->mem_pages * PAGE_SIZE : 0, UNIT_BYTES);
-	STR(NULL, "mem_source", fs->opts.mem ? "mem=" : "MemAvailable/2");
+	ITEM(NULL, "mem_limit_bytes", ds->limit_bytes, UNIT_BYTES);
+	STR(NULL, "mem_source", ds->limit_bytes ? (fs->opts.mem ? "mem= and memlimit=" : "memlimit=")
+					       : (fs->opts.mem ? "mem=" : "MemAvailable/2"));
 	ITEM(NULL, "resident_bytes", ps.nr_in_use * PAGE_SIZE, UNIT_BYTES);
-	/*
-	 * What the data costs in memory: pool pages backed (in use and the
-	 * free stock), a RAM backend's pool, and a descriptor per pool page.
-	 */
-	ITEM(NULL, "footprint_bytes",
-	     ps.nr_backed * (PAGE_SIZE + (ds->backend ? sizeof(struct lru_page) : 0)) +
-		     (ds->backend && ds->backend->ops->is_sync ? bs.pool_bytes : 0),
-	     UNIT_BYTES);
+	ITEM(NULL, "footprint_bytes", fp.total, UNIT_BYTES);
 	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_COUNT);
 	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_COUNT);
 	ITEM(NULL, "max_inodes", fs->ns.max_inodes, UNIT_COUNT);
@@ -122,6 +120,7 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 		ITEM("reclaim", "direct_reclaims", atomic_load(&sw->nr_direct_reclaims), UNIT_COUNT);
 		ITEM("reclaim", "budget_enospc", atomic_load(&sw->nr_budget_enospc), UNIT_COUNT);
 		ITEM("reclaim", "budget_exceeded", atomic_load(&sw->nr_budget_exceeded), UNIT_COUNT);
+		ITEM("reclaim", "limit_rejects", atomic_load(&sw->nr_limit_rejects), UNIT_COUNT);
 		ITEM("reclaim", "inactive_pages", ds->lru.nr[LRU_INACTIVE], UNIT_COUNT);
 		ITEM("reclaim", "active_pages", ds->lru.nr[LRU_ACTIVE], UNIT_COUNT);
 	} else {

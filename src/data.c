@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "tierfs/backend.h"
+#include "tierfs/budget.h"
 #include "tierfs/data.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
@@ -57,6 +58,13 @@ static void free_slot(struct data_space *ds, uint64_t slot)
 	ds->backend->ops->free(ds->backend, &slot, 1);
 }
 
+/* Stores refused so far, by the backend or the memory limit. */
+static uint64_t nr_refused(struct data_space *ds)
+{
+	return atomic_load_explicit(&ds->swap.nr_store_failures, memory_order_relaxed) +
+	       atomic_load_explicit(&ds->swap.nr_limit_rejects, memory_order_relaxed);
+}
+
 /*
  * A pool page within the budget: at the hard limit this thread reclaims a
  * few batches itself, from the inode it holds locked too.  When nothing can
@@ -65,6 +73,7 @@ static void free_slot(struct data_space *ds, uint64_t slot)
  */
 static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_exceed)
 {
+	bool is_rechecked = false;
 	uint64_t used;
 
 	if (!ds->backend)
@@ -78,8 +87,19 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 	 * to about a fifth of a second, before calling the budget exhausted.
 	 */
 	for (int nr_idle = 0; used >= ds->mem_pages && nr_idle < 200;) {
+		uint64_t refused = nr_refused(ds);
+
 		atomic_fetch_add_explicit(&ds->swap.nr_direct_reclaims, 1, memory_order_relaxed);
 		if (!reclaim_batch(ds, held)) {
+			if (nr_refused(ds) != refused) {
+				/* The backend or the limit said no: waiting frees nothing. */
+				if (is_rechecked)
+					break;
+				/* Unless files went meanwhile: the budget may be stale. */
+				budget_update(ds, true);
+				is_rechecked = true;
+				continue;
+			}
 			nr_idle++;
 			usleep(1000);
 		}
@@ -118,6 +138,8 @@ static void dirty_resident(struct data_space *ds, uint32_t pfn)
 		free_slot(ds, p->swap_slot - 1);
 		p->swap_slot = 0;
 	}
+	if (p->is_writeback)
+		p->is_redirtied = true;
 	lru_touch(&ds->lru, pfn);
 }
 
@@ -133,10 +155,11 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 		if (ds->backend) {
 			struct lru_page *p = lru_page(&ds->lru, pfn);
 
-			lru_del(&ds->lru, pfn);
 			if (p->swap_slot)
 				free_slot(ds, p->swap_slot - 1);
 			p->swap_slot = 0;
+			if (!lru_del_unless_writeback(&ds->lru, pfn))
+				break; /* reclaim is storing it: it frees the page */
 		}
 		pagepool_free_page(ds->pool, pfn);
 		break;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "tierfs/backend.h"
+#include "tierfs/budget.h"
 #include "tierfs/fs.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
@@ -1435,6 +1436,7 @@ static void destroy_swap(struct data_space *ds)
 	pthread_cond_destroy(&ds->reclaim_wake);
 	pthread_mutex_destroy(&ds->reclaim_lock);
 	pthread_mutex_destroy(&ds->reclaim_batch_lock);
+	pthread_mutex_destroy(&ds->budget_lock);
 }
 
 /* MemAvailable from /proc/meminfo, in bytes; 0 when unknown. */
@@ -1453,29 +1455,24 @@ static uint64_t mem_available(void)
 	return (uint64_t)kib * 1024;
 }
 
-static int init_swap(struct data_space *ds, const struct tierfs_options *opts, uint64_t ram,
-		     uint64_t pool_pages)
+static int init_swap(struct data_space *ds, const struct tierfs_options *opts, uint64_t ram)
 {
 	struct backend_config cfg = {
 		.codec = opts->codec,
 		.codec_level = opts->codec_level,
 		.path = opts->swap_path,
 	};
-	uint64_t mem = opts->mem ? opts->mem : mem_available() / 2;
+	struct pagepool_stats ps;
+	uint64_t mem = opts->mem;
 	int err;
 
-	if (!mem)
-		mem = ram / 4;
-	ds->mem_pages = mem >> PAGE_SHIFT;
-	if (ds->mem_pages > pool_pages)
-		ds->mem_pages = pool_pages;
-	if (ds->mem_pages < 4 * RECLAIM_BATCH)
-		ds->mem_pages = 4 * RECLAIM_BATCH;
-	ds->high_pages = ds->mem_pages - ds->mem_pages / 16;
-	ds->low_pages = ds->mem_pages - ds->mem_pages / 8;
+	if (!mem && !opts->memlimit)
+		mem = mem_available() / 2 ? mem_available() / 2 : ram / 4;
 	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
 	pthread_mutex_init(&ds->reclaim_lock, NULL);
 	pthread_cond_init(&ds->reclaim_wake, NULL);
+	pthread_mutex_init(&ds->budget_lock, NULL);
+	budget_set(ds, mem, opts->memlimit);
 	if (!opts->backend)
 		return 0;
 	cfg.capacity_bytes = opts->swapsize ? opts->swapsize : 2 * (ds->mem_pages << PAGE_SHIFT);
@@ -1485,18 +1482,23 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 		if (!stat(opts->swap_path, &st) && S_ISREG(st.st_mode) && st.st_size)
 			cfg.capacity_bytes = (uint64_t)st.st_size;
 	}
-	err = lru_init(&ds->lru, pool_pages);
+	pagepool_get_stats(ds->pool, &ps);
+	err = lru_init(&ds->lru, ps.nr_pages_max);
 	if (err)
 		return err;
 	err = opts->backend->create(&cfg, &ds->backend);
-	if (err)
+	if (err) {
 		lru_destroy(&ds->lru);
-	return err;
+		return err;
+	}
+	/* Again, now that the pool of a RAM backend counts. */
+	budget_update(ds, true);
+	return 0;
 }
 
 int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t ram)
 {
-	uint64_t max_pages, pool_pages;
+	uint64_t max_pages, pool_pages, stock_pages;
 	int err;
 
 	memset(fs, 0, sizeof(*fs));
@@ -1508,10 +1510,14 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 	if (pool_pages > UINT32_MAX)
 		pool_pages = UINT32_MAX;
 	fs->data.max_pages = max_pages;
-	err = pagepool_new(pool_pages, 8192, &fs->data.pool);
+	/* A stock of 32 MiB, less under a small memory limit. */
+	stock_pages = 8192;
+	if (opts->memlimit && stock_pages > (opts->memlimit >> PAGE_SHIFT) / 16)
+		stock_pages = (opts->memlimit >> PAGE_SHIFT) / 16;
+	err = pagepool_new(pool_pages, stock_pages, &fs->data.pool);
 	if (err)
 		return err;
-	err = init_swap(&fs->data, opts, ram, pool_pages);
+	err = init_swap(&fs->data, opts, ram);
 	if (err)
 		goto destroy_pool;
 	err = ns_init(&fs->ns, opts->nr_inodes, opts->mode, opts->uid, opts->gid);

@@ -83,10 +83,15 @@ void lru_add(struct lru *lru, uint32_t pfn, struct inode *inode, uint64_t index,
 	pthread_mutex_unlock(&lru->lock);
 }
 
-void lru_del(struct lru *lru, uint32_t pfn)
+bool lru_del_unless_writeback(struct lru *lru, uint32_t pfn)
 {
+	struct lru_page *p = &lru->pages[pfn];
+	bool is_writeback;
+
 	pthread_mutex_lock(&lru->lock);
 	lru_del_locked(lru, pfn);
+	p->inode = NULL;
+	is_writeback = p->is_writeback;
 	pthread_mutex_unlock(&lru->lock);
-	lru->pages[pfn].inode = 0;
+	return !is_writeback;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tierfs/backend.h"
+#include "tierfs/budget.h"
 #include "tierfs/codec.h"
 #include "tierfs/options.h"
 
@@ -26,6 +27,8 @@ const char options_usage[] =
 	"  -o uid=N,gid=N root directory owner (the mounting user)\n"
 	"  -o cache=auto|always|never  kernel page cache use (auto)\n"
 	"  -o mem=SIZE    resident budget, bytes or N% of RAM (half of MemAvailable)\n"
+	"  -o memlimit=SIZE  memory the daemon may use in all: resident pages, a RAM\n"
+	"                 backend's pool, page stock and descriptors (none)\n"
 	"  -o backend=zpool|ramdisk|file:PATH|none  where evicted pages go (zpool)\n"
 	"  -o compressor=lz4|zstd[:LEVEL]  zpool's compressor (lz4)\n"
 	"  -o swapsize=SIZE  backend capacity (2 * mem, or the swap file's size)\n"
@@ -154,6 +157,13 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		if (options_parse_size(val, ram, &o->mem) || !o->mem)
 			return fail("invalid mem= value '%s': want bytes with k/m/g/t suffix or N%%",
 				    val);
+	} else if (!strcmp(opt, "memlimit") && val) {
+		if (options_parse_size(val, ram, &o->memlimit) || !o->memlimit)
+			return fail("invalid memlimit= value '%s': want bytes with k/m/g/t suffix or N%%",
+				    val);
+		if (o->memlimit < BUDGET_MIN_LIMIT)
+			return fail("memlimit= value '%s' too small: want at least %llu MiB", val,
+				    (unsigned long long)(BUDGET_MIN_LIMIT >> 20));
 	} else if (!strcmp(opt, "swapsize") && val) {
 		if (options_parse_size(val, ram, &o->swapsize) || !o->swapsize)
 			return fail("invalid swapsize= value '%s': want bytes with k/m/g/t suffix or N%%",

@@ -197,6 +197,19 @@ static void *refill_thread(void *arg)
 	return NULL;
 }
 
+void pagepool_trim(struct pagepool *pool, uint64_t keep)
+{
+	pthread_mutex_lock(&pool->lock);
+	while (pool->nr_ready > keep) {
+		uint64_t before = pool->nr_trimmed;
+
+		trim_locked(pool, pool->nr_ready - keep);
+		if (pool->nr_trimmed == before)
+			break;
+	}
+	pthread_mutex_unlock(&pool->lock);
+}
+
 int64_t pagepool_alloc(struct pagepool *pool)
 {
 	int64_t pfn;
@@ -240,6 +253,7 @@ void pagepool_get_stats(struct pagepool *pool, struct pagepool_stats *st)
 	st->nr_pages_max = pool->nr_max;
 	st->nr_in_use = atomic_load(&pool->nr_in_use);
 	st->nr_ready = pool->nr_ready;
+	st->nr_ready_target = pool->ready_target;
 	st->nr_backed = st->nr_in_use + pool->nr_ready;
 	st->nr_slow_allocs = pool->nr_slow_allocs;
 	st->nr_trimmed = pool->nr_trimmed;

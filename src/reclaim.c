@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * Eviction from the LRU to the backend.  Isolation happens under the LRU
- * lock, trylocking each victim's inode (a victim is on the list, so its
- * inode is alive; once locked, the inode cannot be freed: freeing takes the
- * inode lock).  The backend store runs with the victims' inodes locked and
- * the LRU lock dropped.
+ * Eviction from the LRU to the backend, in three steps.  Isolation happens
+ * under the LRU lock, trylocking each victim's inode (a victim is on the
+ * list, so its inode is alive; once locked, it cannot be freed: freeing
+ * takes the inode lock).  Pages that need a store are marked writeback and
+ * their inodes unlocked, so the store (a device write for the file backend)
+ * holds no lock a reader or writer needs.  Then each page is taken off its
+ * owner, unless it was written or freed meanwhile.
  */
 #include <errno.h>
+#include <sched.h>
 #include <string.h>
 
 #include "tierfs/backend.h"
+#include "tierfs/budget.h"
 #include "tierfs/data.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
@@ -42,18 +46,18 @@ static bool holds(struct inode *const *locked, unsigned int nr, const struct ino
 }
 
 /*
- * Take up to RECLAIM_BATCH victims off the inactive tail, promoting pages
- * referenced since the last scan and ageing the active list into the
- * inactive one.  Their inodes end up write-locked, listed in locked.
+ * Take up to max victims off the inactive tail, promoting pages referenced
+ * since the last scan and ageing the active list into the inactive one.
+ * Their inodes end up write-locked, listed in locked.
  */
-static unsigned int isolate(struct data_space *ds, struct inode *held, struct victim *v,
-			    struct inode **locked, unsigned int *nr_locked)
+static unsigned int isolate(struct data_space *ds, struct inode *held, unsigned int max,
+			    struct victim *v, struct inode **locked, unsigned int *nr_locked)
 {
 	struct lru *lru = &ds->lru;
 	unsigned int nr = 0, scanned = 0;
 
 	pthread_mutex_lock(&lru->lock);
-	while (nr < RECLAIM_BATCH && scanned++ < 8 * RECLAIM_BATCH) {
+	while (nr < max && scanned++ < 8 * RECLAIM_BATCH) {
 		uint32_t pfn = lru->tail[LRU_INACTIVE];
 		struct lru_page *p;
 
@@ -95,22 +99,99 @@ static unsigned int isolate(struct data_space *ds, struct inode *held, struct vi
 
 /*
  * The page leaves memory for entry; its pool page goes back, and may be
- * handed out again at once: nothing of it may be touched after.
+ * handed out again at once: nothing of it may be touched after.  The
+ * owner's lock held.
  */
-static void evict(struct data_space *ds, const struct victim *v, uint64_t entry)
+static void evict(struct data_space *ds, struct inode *inode, uint64_t index, uint32_t pfn,
+		  uint64_t entry)
 {
-	pagemap_set(&v->inode->pages, v->index, entry, NULL);
-	lru_page(&ds->lru, v->pfn)->inode = NULL;
-	pagepool_free_page(ds->pool, v->pfn);
+	pagemap_set(&inode->pages, index, entry, NULL);
+	lru_page(&ds->lru, pfn)->inode = NULL;
+	pagepool_free_page(ds->pool, pfn);
+}
+
+/* Back to the LRU, at the active head: the page stays. */
+static void keep(struct data_space *ds, uint32_t pfn)
+{
+	struct lru_page *p = lru_page(&ds->lru, pfn);
+
+	lru_add(&ds->lru, pfn, p->inode, p->index, 0);
+	pthread_mutex_lock(&ds->lru.lock);
+	lru_rotate_locked(&ds->lru, pfn, LRU_ACTIVE);
+	pthread_mutex_unlock(&ds->lru.lock);
+}
+
+/*
+ * End the writeback of a page: evict it to its slot if nobody wrote it
+ * meanwhile, else free the slot and keep the page; free an orphan.  held
+ * is an inode the caller has locked.  Returns 1 if the pool page was freed,
+ * 0 if kept, -EAGAIN if its owner is busy (try again later).
+ */
+static int finish(struct data_space *ds, const struct reclaim_pending *w, struct inode *held)
+{
+	struct lru_page *p = lru_page(&ds->lru, w->pfn);
+	struct inode *inode;
+	bool is_evicted;
+
+	/* The owner is read under lru->lock: freeing it clears p->inode under it. */
+	pthread_mutex_lock(&ds->lru.lock);
+	inode = p->inode;
+	if (inode && inode != held && pthread_rwlock_trywrlock(&inode->lock)) {
+		pthread_mutex_unlock(&ds->lru.lock);
+		return -EAGAIN;
+	}
+	p->is_writeback = false;
+	pthread_mutex_unlock(&ds->lru.lock);
+	if (!inode) {
+		if (w->is_stored)
+			ds->backend->ops->free(ds->backend, &w->slot, 1);
+		pagepool_free_page(ds->pool, w->pfn);
+		return 1;
+	}
+	is_evicted = w->is_stored && !p->is_redirtied;
+	if (is_evicted) {
+		evict(ds, inode, p->index, w->pfn, pagemap_mk_swapped(w->slot));
+		atomic_fetch_add_explicit(&ds->swap.nr_evicted, 1, memory_order_relaxed);
+	} else {
+		if (w->is_stored)
+			ds->backend->ops->free(ds->backend, &w->slot, 1);
+		else
+			atomic_fetch_add_explicit(&ds->swap.nr_store_failures, 1,
+						  memory_order_relaxed);
+		keep(ds, w->pfn);
+	}
+	if (inode != held)
+		pthread_rwlock_unlock(&inode->lock);
+	return is_evicted;
+}
+/* Finish the pending pages whose owners are free now.  Returns pages freed. */
+static uint64_t finish_pending(struct data_space *ds, struct inode *held)
+{
+	unsigned int kept = 0;
+	uint64_t freed = 0;
+
+	for (unsigned int i = 0; i < ds->nr_pending; i++) {
+		int ret = finish(ds, &ds->pending[i], held);
+
+		if (ret == -EAGAIN)
+			ds->pending[kept++] = ds->pending[i];
+		else
+			freed += (uint64_t)ret;
+	}
+	ds->nr_pending = kept;
+	return freed;
 }
 
 uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
 {
-	struct victim v[RECLAIM_BATCH], *to_store[RECLAIM_BATCH];
+	struct victim v[RECLAIM_BATCH];
 	struct inode *locked[RECLAIM_BATCH];
+	struct reclaim_pending *w;
 	void *pages[RECLAIM_BATCH];
-	uint64_t slots[RECLAIM_BATCH], freed = 0;
-	unsigned int nr_locked = 0, nr, nr_store = 0;
+	uint64_t slots[RECLAIM_BATCH], freed;
+	uint32_t pfns[RECLAIM_BATCH];
+	unsigned int nr_locked = 0, nr, nr_store = 0, room;
+	bool may_store;
 	int stored = 0;
 
 	/*
@@ -119,7 +200,10 @@ uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
 	 * a moment would have served.
 	 */
 	pthread_mutex_lock(&ds->reclaim_batch_lock);
-	nr = isolate(ds, held, v, locked, &nr_locked);
+	may_store = !atomic_load(&ds->is_pool_full);
+	freed = finish_pending(ds, held);
+	room = RECLAIM_MAX_PENDING - ds->nr_pending;
+	nr = isolate(ds, held, room < RECLAIM_BATCH ? room : RECLAIM_BATCH, v, locked, &nr_locked);
 	for (unsigned int i = 0; i < nr; i++) {
 		struct lru_page *p = lru_page(&ds->lru, v[i].pfn);
 		void *page = pagepool_addr(ds->pool, v[i].pfn);
@@ -130,41 +214,45 @@ uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
 			uint64_t slot = p->swap_slot - 1;
 
 			p->swap_slot = 0; /* before evict(): the page may be reused at once */
-			evict(ds, &v[i], pagemap_mk_swapped(slot));
-			atomic_fetch_add_explicit(&ds->swap.nr_clean_dropped, 1, memory_order_relaxed);
+			evict(ds, v[i].inode, v[i].index, v[i].pfn, pagemap_mk_swapped(slot));
+			atomic_fetch_add_explicit(&ds->swap.nr_clean_dropped, 1,
+						  memory_order_relaxed);
 			freed++;
 		} else if (is_same_filled(page, &fill)) {
-			evict(ds, &v[i], pagemap_mk_filled(fill));
+			evict(ds, v[i].inode, v[i].index, v[i].pfn, pagemap_mk_filled(fill));
 			atomic_fetch_add(&ds->nr_filled, 1);
-			atomic_fetch_add_explicit(&ds->swap.nr_filled_evicted, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&ds->swap.nr_filled_evicted, 1,
+						  memory_order_relaxed);
 			freed++;
+		} else if (!may_store) {
+			/* The memory limit leaves a RAM pool no room: the page stays. */
+			atomic_fetch_add_explicit(&ds->swap.nr_limit_rejects, 1,
+						  memory_order_relaxed);
+			keep(ds, v[i].pfn);
 		} else {
-			to_store[nr_store] = &v[i];
+			p->is_writeback = true;
+			p->is_redirtied = false;
+			pfns[nr_store] = v[i].pfn;
 			pages[nr_store++] = page;
 		}
 	}
+	for (unsigned int i = 0; i < nr_locked; i++)
+		pthread_rwlock_unlock(&locked[i]->lock);
 	if (nr_store) {
 		stored = ds->backend->ops->store(ds->backend, pages, nr_store, slots);
 		if (stored < 0)
 			stored = 0;
 	}
 	for (unsigned int i = 0; i < nr_store; i++) {
-		if ((int)i < stored) {
-			evict(ds, to_store[i], pagemap_mk_swapped(slots[i]));
-			freed++;
-			continue;
-		}
-		/* Refused or failed: the page stays, at the active head. */
-		atomic_fetch_add_explicit(&ds->swap.nr_store_failures, 1, memory_order_relaxed);
-		lru_add(&ds->lru, to_store[i]->pfn, to_store[i]->inode, to_store[i]->index, 0);
-		pthread_mutex_lock(&ds->lru.lock);
-		lru_rotate_locked(&ds->lru, to_store[i]->pfn, LRU_ACTIVE);
-		pthread_mutex_unlock(&ds->lru.lock);
+		w = &ds->pending[ds->nr_pending++];
+		*w = (struct reclaim_pending){ pfns[i], (int)i < stored,
+					       (int)i < stored ? slots[i] : 0 };
 	}
-	atomic_fetch_add_explicit(&ds->swap.nr_evicted, (uint64_t)stored, memory_order_relaxed);
-	for (unsigned int i = 0; i < nr_locked; i++)
-		pthread_rwlock_unlock(&locked[i]->lock);
+	freed += finish_pending(ds, held);
 	pthread_mutex_unlock(&ds->reclaim_batch_lock);
+	if (atomic_load(&ds->nr_pending))
+		reclaim_kick(ds); /* the reclaimer finishes them when the owners are free */
+	budget_update(ds, false);
 	return freed;
 }
 
@@ -186,6 +274,20 @@ void reclaim_kick(struct data_space *ds)
 	pthread_mutex_unlock(&ds->reclaim_lock);
 }
 
+/* Sleep up to ms unless kicked; reclaim_lock held. */
+static void wait_ms(struct data_space *ds, long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ms * 1000 * 1000;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&ds->reclaim_wake, &ds->reclaim_lock, &ts);
+}
+
 static void *reclaimer(void *arg)
 {
 	struct data_space *ds = arg;
@@ -193,25 +295,26 @@ static void *reclaimer(void *arg)
 	pthread_mutex_lock(&ds->reclaim_lock);
 	while (!ds->reclaim_stop) {
 		if (pagepool_nr_in_use(ds->pool) <= ds->high_pages) {
-			pthread_cond_wait(&ds->reclaim_wake, &ds->reclaim_lock);
+			if (!atomic_load(&ds->nr_pending)) {
+				pthread_cond_wait(&ds->reclaim_wake, &ds->reclaim_lock);
+				continue;
+			}
+			/* Stores done whose owners were busy: finish them soon. */
+			wait_ms(ds, 1);
+			pthread_mutex_unlock(&ds->reclaim_lock);
+			pthread_mutex_lock(&ds->reclaim_batch_lock);
+			finish_pending(ds, NULL);
+			pthread_mutex_unlock(&ds->reclaim_batch_lock);
+			pthread_mutex_lock(&ds->reclaim_lock);
 			continue;
 		}
 		pthread_mutex_unlock(&ds->reclaim_lock);
 		while (pagepool_nr_in_use(ds->pool) > ds->low_pages && reclaim_batch(ds, NULL))
 			;
 		pthread_mutex_lock(&ds->reclaim_lock);
-		if (pagepool_nr_in_use(ds->pool) > ds->high_pages && !ds->reclaim_stop) {
-			/* Nothing evictable now (all busy or the backend full): back off. */
-			struct timespec ts;
-
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_nsec += 10 * 1000 * 1000;
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
-			pthread_cond_timedwait(&ds->reclaim_wake, &ds->reclaim_lock, &ts);
-		}
+		/* Nothing evictable now (all busy or no room to store): back off. */
+		if (pagepool_nr_in_use(ds->pool) > ds->high_pages && !ds->reclaim_stop)
+			wait_ms(ds, atomic_load(&ds->is_pool_full) ? 100 : 10);
 	}
 	pthread_mutex_unlock(&ds->reclaim_lock);
 	return NULL;
@@ -232,12 +335,20 @@ int reclaim_start(struct data_space *ds)
 
 void reclaim_stop(struct data_space *ds)
 {
-	if (!ds->has_reclaimer)
-		return;
-	pthread_mutex_lock(&ds->reclaim_lock);
-	ds->reclaim_stop = true;
-	pthread_cond_signal(&ds->reclaim_wake);
-	pthread_mutex_unlock(&ds->reclaim_lock);
-	pthread_join(ds->reclaimer, NULL);
-	ds->has_reclaimer = false;
+	if (ds->has_reclaimer) {
+		pthread_mutex_lock(&ds->reclaim_lock);
+		ds->reclaim_stop = true;
+		pthread_cond_signal(&ds->reclaim_wake);
+		pthread_mutex_unlock(&ds->reclaim_lock);
+		pthread_join(ds->reclaimer, NULL);
+		ds->has_reclaimer = false;
+	}
+	/* No request runs now; an owner's lock is only ever held briefly. */
+	pthread_mutex_lock(&ds->reclaim_batch_lock);
+	while (ds->nr_pending) {
+		finish_pending(ds, NULL);
+		if (ds->nr_pending)
+			sched_yield();
+	}
+	pthread_mutex_unlock(&ds->reclaim_batch_lock);
 }

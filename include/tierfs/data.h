@@ -33,7 +33,18 @@ struct swap_counters {
 	atomic_uint_fast64_t nr_direct_reclaims;	/* batches reclaimed by an allocating thread */
 	atomic_uint_fast64_t nr_budget_enospc;	/* writes refused: over budget, nothing to evict */
 	atomic_uint_fast64_t nr_budget_exceeded;	/* reads let past a full budget */
+	atomic_uint_fast64_t nr_limit_rejects;	/* stores refused: the RAM pool may not grow */
 };
+
+/* A page reclaim has stored (or failed to) and must still take off its owner. */
+struct reclaim_pending {
+	uint32_t pfn;
+	bool is_stored;				/* slot holds its copy */
+	uint64_t slot;
+};
+
+/* Most pages whose owner was busy when their store finished. */
+#define RECLAIM_MAX_PENDING 256
 
 /*
  * The memory all files share: the page pool, the count size= limits, and
@@ -48,11 +59,20 @@ struct data_space {
 
 	struct tier_backend *backend;
 	struct lru lru;				/* resident pages, when backend */
-	uint64_t mem_pages;			/* resident budget: the hard limit */
-	uint64_t high_pages, low_pages;		/* reclaimer wakes above high, stops at low */
+	atomic_uint_fast64_t mem_pages;		/* resident budget now: the hard limit */
+	atomic_uint_fast64_t high_pages;	/* reclaimer wakes above high, */
+	atomic_uint_fast64_t low_pages;		/* stops at low */
+	atomic_bool is_pool_full;		/* the limit allows no RAM backend growth */
+	pthread_mutex_t budget_lock;		/* protects the caps, and: */
+	uint64_t mem_cap_pages;			/* mem=; 0 = none */
+	uint64_t limit_bytes;			/* memory limit of the footprint; 0 = none */
+	uint64_t budget_stamp_ns;		/* last update, CLOCK_MONOTONIC */
+	uint64_t backend_peak_bytes;		/* RAM pool's largest since the last trim */
 	struct swap_counters swap;
 
-	pthread_mutex_t reclaim_batch_lock;	/* one reclaim batch at a time */
+	pthread_mutex_t reclaim_batch_lock;	/* one reclaim batch at a time, and: */
+	struct reclaim_pending pending[RECLAIM_MAX_PENDING];
+	atomic_uint nr_pending;			/* read without the lock by the reclaimer */
 	pthread_mutex_t reclaim_lock;
 	pthread_cond_t reclaim_wake;
 	bool reclaim_stop;

@@ -20,16 +20,24 @@ enum lru_list { LRU_INACTIVE, LRU_ACTIVE, NR_LRU_LISTS };
 #define LRU_NIL UINT32_MAX
 
 /*
- * What tierfs knows of one pool page (indexed by pfn).  inode, index and
- * swap_slot change under the owner inode's lock; the links and list under
+ * What tierfs knows of one pool page (indexed by pfn).  index, swap_slot and
+ * the writeback flags change under the owner inode's lock; inode under that
+ * lock and, while is_writeback, lru->lock too; the links and list under
  * lru->lock; referenced is atomic (set without any lock on access).
+ *
+ * A page under writeback is off the lists and still resident: reclaim is
+ * storing it with no inode lock held.  A write sets is_redirtied (the copy
+ * being stored is stale); freeing it only clears inode (orphaned) and leaves
+ * the pool page to reclaim, which is reading it.
  */
 struct lru_page {
-	struct inode *inode;		/* owner, while resident */
+	struct inode *inode;		/* owner, while resident; NULL: free or orphaned */
 	uint64_t index;			/* page index in the owner */
 	uint64_t swap_slot;		/* slot + 1 of a clean backend copy, 0 if none */
 	uint32_t prev, next;		/* pfn links, LRU_NIL at the ends */
 	uint8_t list;			/* enum lru_list + 1; 0 when on none */
+	bool is_writeback;		/* being stored by reclaim */
+	bool is_redirtied;		/* written while under writeback */
 	atomic_bool referenced;
 };
 
@@ -54,8 +62,12 @@ static inline struct lru_page *lru_page(struct lru *lru, uint32_t pfn)
 void lru_add(struct lru *lru, uint32_t pfn, struct inode *inode, uint64_t index,
 	     uint64_t swap_slot);
 
-/* The page leaves the lists (freed, or isolated for reclaim). */
-void lru_del(struct lru *lru, uint32_t pfn);
+/*
+ * The page is being freed: off the lists, no owner.  Returns false when it
+ * is under writeback (orphaned: reclaim frees the pool page when its store
+ * is done), true when the caller frees it.  The owner's lock held.
+ */
+bool lru_del_unless_writeback(struct lru *lru, uint32_t pfn);
 
 /* Mark an access: lock-free; the next scan promotes the page. */
 static inline void lru_touch(struct lru *lru, uint32_t pfn)

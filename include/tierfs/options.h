@@ -29,6 +29,7 @@ struct tierfs_options {
 	gid_t gid;
 	enum cache_mode cache;
 	uint64_t mem;			/* resident budget, bytes; 0 = from the machine */
+	uint64_t memlimit;		/* footprint limit, bytes; 0 = none */
 	const struct tier_backend_ops *backend;	/* NULL: backend=none */
 	char swap_path[PATH_MAX];	/* backend=file:PATH */
 	const struct codec *codec;	/* compressor= for zpool */

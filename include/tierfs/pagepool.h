@@ -18,6 +18,7 @@ struct pagepool_stats {
 	uint64_t nr_pages_max;	/* address space reserved, in pages */
 	uint64_t nr_in_use;	/* pages handed out and not yet returned */
 	uint64_t nr_ready;	/* free pages backed by memory */
+	uint64_t nr_ready_target;	/* the stock the refill thread keeps */
 	uint64_t nr_backed;	/* pages backed by memory: in use + ready */
 	uint64_t nr_slow_allocs;	/* allocations that had to populate memory themselves */
 	uint64_t nr_trimmed;	/* free pages given back to the kernel */
@@ -48,6 +49,12 @@ void pagepool_destroy(struct pagepool *pool);
  * space is used up.  The page's contents are undefined.  Thread-safe.
  */
 int64_t pagepool_alloc(struct pagepool *pool);
+
+/*
+ * Give free pages beyond keep back to the kernel now, coldest first (a
+ * memory limit cannot wait for the idle trim).  Thread-safe.
+ */
+void pagepool_trim(struct pagepool *pool, uint64_t keep);
 
 /* Give a page back.  Thread-safe. */
 void pagepool_free_page(struct pagepool *pool, uint32_t pfn);

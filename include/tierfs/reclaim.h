@@ -30,7 +30,10 @@ uint64_t reclaim_pages(struct data_space *ds, uint64_t nr);
 /* Wake the reclaim thread (cheap; call when above the high watermark). */
 void reclaim_kick(struct data_space *ds);
 
-/* Start and stop the reclaim thread.  Returns 0 or -errno. */
+/*
+ * Start the reclaim thread; stop it and finish the stores in flight (no
+ * request may run).  Returns 0 or -errno.
+ */
 int reclaim_start(struct data_space *ds);
 void reclaim_stop(struct data_space *ds);
 

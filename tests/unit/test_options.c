@@ -154,6 +154,16 @@ static void test_own_keys(void)
 	CHECK_EQ(0, o.nr_inodes);
 	CHECK_EQ(CACHE_AUTO, o.cache);
 
+	/* The memory limit, in bytes or % of RAM. */
+	{
+		char *argv_limit[] = { "tierfs", "-o", "memlimit=512m,mem=25%", "/mnt", NULL };
+
+		CHECK_EQ(0, options_parse(ARGC(argv_limit), argv_limit, RAM, &o, err, sizeof(err)));
+		CHECK_EQ(512ULL << 20, o.memlimit);
+		CHECK_EQ(RAM / 4, o.mem);
+		CHECK(!strstr(o.kernel_opts, "memlimit"));
+	}
+
 	/* A later value wins. */
 	CHECK_EQ(0, options_parse(ARGC(argv_last), argv_last, RAM, &o, err, sizeof(err)));
 	CHECK_EQ(2ULL << 20, o.size);
@@ -191,6 +201,9 @@ static void test_bad_options(void)
 		{ "cache=", "cache" },
 		{ "ro=1", "ro" },
 		{ "size=1m,colour=blue", "colour" },
+		{ "memlimit=1m", "memlimit" },
+		{ "memlimit=", "memlimit" },
+		{ "memlimit=0", "memlimit" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

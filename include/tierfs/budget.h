@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The memory budget: how many pages may be resident.  mem= caps resident
+ * pages; a memory limit (memlimit=, later the daemon's cgroup) caps the
+ * whole footprint of the data, so the resident budget shrinks as a RAM
+ * backend's pool, the page stock and the page descriptors grow.  When even
+ * the smallest resident budget no longer fits, a RAM backend takes no more
+ * stores and writes fail with ENOSPC instead of the daemon being killed.
+ */
+#ifndef TIERFS_BUDGET_H
+#define TIERFS_BUDGET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct data_space;
+
+/* What the file data costs in memory, in bytes. */
+struct budget_footprint {
+	uint64_t resident;		/* pool pages holding data */
+	uint64_t stock;			/* populated free pool pages */
+	uint64_t backend;		/* a RAM backend's pool; 0 for the file backend */
+	uint64_t descriptors;		/* one struct lru_page per populated pool page */
+	uint64_t total;
+};
+
+/* Memory the daemon needs besides the data: threads, request buffers, codecs. */
+#define BUDGET_HEADROOM (24ULL << 20)
+
+/* The smallest resident budget, in pages: reclaim needs room for a few batches. */
+#define BUDGET_MIN_PAGES 256
+
+/* The smallest memory limit that leaves room for the smallest budget. */
+#define BUDGET_MIN_LIMIT (BUDGET_HEADROOM + (8ULL << 20))
+
+void budget_footprint(struct data_space *ds, struct budget_footprint *out);
+
+/*
+ * Set the caps: mem_bytes on resident pages (0: none besides the limit),
+ * limit_bytes on the footprint plus BUDGET_HEADROOM (0: none), then
+ * recompute.  Takes effect at once; the reclaimer is woken if the budget
+ * shrank.  Returns 0, or -EINVAL if neither cap is set.
+ */
+int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes);
+
+/*
+ * Recompute the resident budget and the watermarks from the caps and the
+ * current footprint.  Cheap enough to call after each reclaim batch; does
+ * the work at most every few milliseconds unless force.
+ */
+void budget_update(struct data_space *ds, bool force);
+
+#endif

@@ -1,0 +1,79 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The daemon inside a memory cgroup of 160 MiB with memlimit=160M, fed 400
+# MiB of random data: with a RAM backend the writes stop with ENOSPC once
+# the pool fills the limit, and everything written before reads back; with
+# the file backend all of it fits.  Never killed by the OOM killer.
+#
+# usage: mnt_limit.sh TIERFS TIERCTL
+# Exits 0 pass, 1 fail, 77 skip (not root, no /dev/fuse, no v1 memory cgroup).
+
+set -u
+tierfs=$1
+tierctl=$2
+
+# shellcheck source=tests/mount/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+memcg_root=/sys/fs/cgroup/memory
+[ -w "$memcg_root/cgroup.procs" ] || { echo "skip: no cgroup v1 memory controller"; exit 77; }
+cg=$memcg_root/tierfs-test-limit-$$
+limit_mb=160
+
+src=$work/src
+head -c $((400 << 20)) /dev/urandom >"$src"
+
+# Run "$@" inside the cgroup.
+in_cg() { sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
+
+check_backend() {
+	name=$1
+	opts=$2
+	expect_full=$3
+
+	mkdir "$cg" && echo $((limit_mb << 20)) >"$cg/memory.limit_in_bytes" || {
+		fail "$name: cgroup" "created" "an error"
+		return
+	}
+	if ! in_cg "$tierfs" "$mnt" -o "memlimit=${limit_mb}M,$opts"; then
+		fail "$name: mount" "status 0" "a failure"
+		rmdir "$cg"
+		return
+	fi
+	err=$(in_cg dd if="$src" of="$mnt/f" bs=1M 2>&1 >/dev/null)
+	size=$(stat -c %s "$mnt/f")
+	if [ "$expect_full" = yes ]; then
+		case "$err" in
+		*"No space left"*) ok "$name: writes stop with ENOSPC at $((size >> 20)) MiB" ;;
+		*) fail "$name: dd past the limit" "No space left on device" "$err" ;;
+		esac
+		[ "$size" -gt $((64 << 20)) ] && ok "$name: more than 64 MiB held" ||
+			fail "$name: data held" "> 64 MiB" "$size"
+	else
+		[ "$size" -eq $((400 << 20)) ] && ok "$name: 400 MiB written" ||
+			fail "$name: data written" $((400 << 20)) "$size ($err)"
+	fi
+	footprint=$(stat_of footprint_bytes)
+	[ "$footprint" -le $((limit_mb << 20)) ] && ok "$name: footprint within the limit" ||
+		fail "$name: footprint" "<= $((limit_mb << 20))" "$footprint"
+	if cmp -s -n "$size" "$src" "$mnt/f"; then
+		ok "$name: every byte written reads back"
+	else
+		fail "$name: read back" "the bytes written" "a difference"
+	fi
+	# Room again once the file is gone.
+	rm -f "$mnt/f"
+	in_cg dd if="$src" of="$mnt/g" bs=1M count=32 2>/dev/null &&
+		ok "$name: writes again after rm" || fail "$name: write after rm" "success" "an error"
+	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
+	[ "${kills:-0}" -eq 0 ] && ok "$name: no OOM kill" || fail "$name: OOM kills" 0 "$kills"
+	fusermount3 -u "$mnt"
+	# The daemon leaves the cgroup when it exits.
+	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+}
+
+check_backend zpool "backend=zpool" yes
+check_backend ramdisk "backend=ramdisk" yes
+check_backend file "backend=file:$work/swap,swapsize=1G" no
+finish

@@ -1,0 +1,855 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of reclaim's writeback: a backend whose store blocks at a gate
+ * lets the test read, write, truncate, punch and release the victims, or
+ * keep their owner busy, while the store is in flight, then checks what each
+ * page became and that no pool page or backend slot leaked.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "tierfs/backend.h"
+#include "tierfs/budget.h"
+#include "tierfs/data.h"
+#include "tierfs/ns.h"
+#include "tierfs/pagepool.h"
+#include "tierfs/reclaim.h"
+#include "check.h"
+
+#define P PAGE_SIZE
+#define POOL_PAGES 1024
+#define MEM_PAGES 512 /* far above what a case writes: no reclaim on its own */
+#define SWAP_PAGES 256
+#define GATE_TIMEOUT_S 10 /* only so that a broken reclaim fails instead of hanging */
+
+/*
+ * A backend wrapping a real one whose store waits at a gate while it is
+ * closed, so that the test acts while a store is in flight.  lock protects
+ * every field below it.
+ */
+struct gated_backend {
+	struct tier_backend base;
+	struct tier_backend *inner;
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* a store entered, or the gate opened */
+	bool is_closed;
+	unsigned int nr_entered;    /* store calls so far */
+	unsigned int nr_last_pages; /* pages the last store was asked for */
+	int nr_store_max;	    /* store only a prefix this long; -1: all, 0: -EIO */
+};
+
+static struct gated_backend *gated(struct tier_backend *b)
+{
+	return (struct gated_backend *)((char *)b - offsetof(struct gated_backend, base));
+}
+
+static int gated_store(struct tier_backend *b, void *const *pages, unsigned int nr, uint64_t *slots)
+{
+	struct gated_backend *g = gated(b);
+	int nr_max;
+
+	pthread_mutex_lock(&g->lock);
+	g->nr_entered++;
+	g->nr_last_pages = nr;
+	pthread_cond_broadcast(&g->cond);
+	while (g->is_closed)
+		pthread_cond_wait(&g->cond, &g->lock);
+	nr_max = g->nr_store_max;
+	pthread_mutex_unlock(&g->lock);
+	if (!nr_max)
+		return -EIO;
+	if (nr_max > 0 && (unsigned int)nr_max < nr)
+		nr = (unsigned int)nr_max;
+	return g->inner->ops->store(g->inner, pages, nr, slots);
+}
+
+static int gated_load(struct tier_backend *b, const uint64_t *slots, void *const *pages,
+		      unsigned int nr)
+{
+	struct gated_backend *g = gated(b);
+
+	return g->inner->ops->load(g->inner, slots, pages, nr);
+}
+
+static void gated_free(struct tier_backend *b, const uint64_t *slots, unsigned int nr)
+{
+	struct gated_backend *g = gated(b);
+
+	g->inner->ops->free(g->inner, slots, nr);
+}
+
+static void gated_get_stats(struct tier_backend *b, struct backend_stats *st)
+{
+	struct gated_backend *g = gated(b);
+
+	g->inner->ops->get_stats(g->inner, st);
+}
+
+static void gated_destroy(struct tier_backend *b)
+{
+	struct gated_backend *g = gated(b);
+
+	g->inner->ops->destroy(g->inner);
+	pthread_cond_destroy(&g->cond);
+	pthread_mutex_destroy(&g->lock);
+}
+
+static const struct tier_backend_ops gated_backend_ops = {
+	.name = "gated",
+	.is_sync = true,
+	.destroy = gated_destroy,
+	.store = gated_store,
+	.load = gated_load,
+	.free = gated_free,
+	.get_stats = gated_get_stats,
+};
+
+static void gate_close(struct gated_backend *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->is_closed = true;
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_open(struct gated_backend *g)
+{
+	pthread_mutex_lock(&g->lock);
+	g->is_closed = false;
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_set_store_max(struct gated_backend *g, int nr_max)
+{
+	pthread_mutex_lock(&g->lock);
+	g->nr_store_max = nr_max;
+	pthread_mutex_unlock(&g->lock);
+}
+
+static unsigned int gate_nr_entered(struct gated_backend *g)
+{
+	unsigned int nr;
+
+	pthread_mutex_lock(&g->lock);
+	nr = g->nr_entered;
+	pthread_mutex_unlock(&g->lock);
+	return nr;
+}
+
+/*
+ * Wait until the store call number nr has entered; returns the pages it was
+ * asked for, or 0 after GATE_TIMEOUT_S.
+ */
+static unsigned int gate_wait_entered(struct gated_backend *g, unsigned int nr)
+{
+	struct timespec deadline;
+	unsigned int nr_pages = 0;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += GATE_TIMEOUT_S;
+	pthread_mutex_lock(&g->lock);
+	while (g->nr_entered < nr)
+		if (pthread_cond_timedwait(&g->cond, &g->lock, &deadline) == ETIMEDOUT)
+			break;
+	if (g->nr_entered >= nr)
+		nr_pages = g->nr_last_pages;
+	pthread_mutex_unlock(&g->lock);
+	return nr_pages;
+}
+
+/* A data space like fs.c's init_swap sets up, over a gated ramdisk. */
+static bool space_new(struct data_space *ds, struct gated_backend *g)
+{
+	const struct tier_backend_ops *ramdisk = backend_find("ramdisk");
+	struct backend_config cfg = { .capacity_bytes = SWAP_PAGES * P };
+	struct tier_backend *inner;
+
+	memset(ds, 0, sizeof(*ds));
+	atomic_init(&ds->nr_pages, 0);
+	atomic_init(&ds->nr_filled, 0);
+	atomic_init(&ds->nr_pending, 0);
+	if (!CHECK(ramdisk != NULL) || !CHECK_EQ(0, pagepool_new(POOL_PAGES, 0, &ds->pool)))
+		return false;
+	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
+	pthread_mutex_init(&ds->reclaim_lock, NULL);
+	pthread_cond_init(&ds->reclaim_wake, NULL);
+	pthread_mutex_init(&ds->budget_lock, NULL);
+	CHECK_EQ(0, budget_set(ds, MEM_PAGES * P, 0));
+	if (!CHECK_EQ(0, lru_init(&ds->lru, POOL_PAGES)) ||
+	    !CHECK_EQ(0, ramdisk->create(&cfg, &inner)))
+		return false;
+
+	memset(g, 0, sizeof(*g));
+	g->base.ops = &gated_backend_ops;
+	g->inner = inner;
+	g->nr_store_max = -1;
+	pthread_mutex_init(&g->lock, NULL);
+	pthread_cond_init(&g->cond, NULL);
+	ds->backend = &g->base;
+	budget_update(ds, true);
+	return CHECK_EQ(MEM_PAGES, atomic_load(&ds->mem_pages));
+}
+
+static uint64_t pool_in_use(struct data_space *ds)
+{
+	struct pagepool_stats st;
+
+	pagepool_get_stats(ds->pool, &st);
+	return st.nr_in_use;
+}
+
+static uint64_t backend_stored(struct data_space *ds)
+{
+	struct backend_stats st;
+
+	ds->backend->ops->get_stats(ds->backend, &st);
+	return st.stored_pages;
+}
+
+/* Every page released by the case: nothing may be left anywhere. */
+static void space_destroy(struct data_space *ds)
+{
+	reclaim_stop(ds);
+	CHECK_EQ(0, atomic_load(&ds->nr_pending));
+	CHECK_EQ(0, pool_in_use(ds));
+	CHECK_EQ(0, backend_stored(ds));
+	CHECK_EQ(0, atomic_load(&ds->nr_pages));
+	CHECK_EQ(0, atomic_load(&ds->nr_filled));
+	CHECK_EQ(0, ds->lru.nr[LRU_INACTIVE] + ds->lru.nr[LRU_ACTIVE]);
+	ds->backend->ops->destroy(ds->backend);
+	lru_destroy(&ds->lru);
+	pthread_cond_destroy(&ds->reclaim_wake);
+	pthread_mutex_destroy(&ds->reclaim_lock);
+	pthread_mutex_destroy(&ds->reclaim_batch_lock);
+	pthread_mutex_destroy(&ds->budget_lock);
+	pagepool_destroy(ds->pool);
+	check_clear_context();
+}
+
+static void file_init(struct inode *inode)
+{
+	memset(inode, 0, sizeof(*inode));
+	inode->mode = S_IFREG | 0644;
+	pthread_rwlock_init(&inode->lock, NULL);
+}
+
+/* Free the file's data with its lock held, as fs.c does, then the lock. */
+static void file_destroy(struct data_space *ds, struct inode *inode)
+{
+	pthread_rwlock_wrlock(&inode->lock);
+	data_release(ds, inode);
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_destroy(&inode->lock);
+}
+
+/*
+ * Lock the file while a store is in flight.  Reclaim must not hold the lock
+ * then; if it does, fail, and open the gate so that the case ends instead
+ * of hanging.
+ */
+static void lock_during_store(struct gated_backend *g, struct inode *inode, bool is_write)
+{
+	struct timespec deadline;
+	int err;
+
+	clock_gettime(CLOCK_REALTIME, &deadline);
+	deadline.tv_sec += GATE_TIMEOUT_S;
+	err = is_write ? pthread_rwlock_timedwrlock(&inode->lock, &deadline) :
+			 pthread_rwlock_timedrdlock(&inode->lock, &deadline);
+	if (CHECK_EQ(0, err))
+		return;
+	gate_open(g);
+	if (is_write)
+		pthread_rwlock_wrlock(&inode->lock);
+	else
+		pthread_rwlock_rdlock(&inode->lock);
+}
+
+/* Page index of a file of pattern seed: bytes no two words of which are alike. */
+static void pattern(unsigned char *page, unsigned int seed, uint64_t index)
+{
+	uint32_t x = seed * 7919u + (uint32_t)index * 104729u + 1;
+
+	for (size_t i = 0; i < P; i++) {
+		x = x * 1103515245u + 12345u;
+		page[i] = (unsigned char)(x >> 24);
+	}
+}
+
+/* Write pages [0, nr) of pattern seed, under the file's write lock. */
+static void write_pages(struct data_space *ds, struct inode *inode, uint64_t nr, unsigned int seed)
+{
+	static unsigned char page[P];
+
+	pthread_rwlock_wrlock(&inode->lock);
+	for (uint64_t i = 0; i < nr; i++) {
+		pattern(page, seed, i);
+		CHECK_EQ((ssize_t)P, data_write_mem(ds, inode, page, P, i * P));
+	}
+	pthread_rwlock_unlock(&inode->lock);
+}
+
+/* Whether page index reads as expected (caller holds the lock, or runs alone). */
+static bool check_page(struct data_space *ds, const struct inode *inode, uint64_t index,
+		       const unsigned char *expected)
+{
+	static unsigned char got[P];
+
+	memset(got, 0xee, P);
+	CHECK_EQ((ssize_t)P, data_read_mem(ds, inode, index * P, got, P));
+	return CHECK_MEM(expected, got, P);
+}
+
+static bool check_pattern(struct data_space *ds, const struct inode *inode, uint64_t index,
+			  unsigned int seed)
+{
+	static unsigned char expected[P];
+
+	pattern(expected, seed, index);
+	return check_page(ds, inode, index, expected);
+}
+
+static enum pagemap_kind kind(const struct inode *inode, uint64_t index)
+{
+	return pagemap_kind(pagemap_get(&inode->pages, index));
+}
+
+static uint32_t pfn_of(const struct inode *inode, uint64_t index)
+{
+	return pagemap_pfn(pagemap_get(&inode->pages, index));
+}
+
+/* reclaim_batch on its own thread, as the reclaimer would run it. */
+struct batch_thread {
+	struct data_space *ds;
+	pthread_t thread;
+	uint64_t nr_freed;
+};
+
+static void *batch_main(void *arg)
+{
+	struct batch_thread *t = arg;
+
+	t->nr_freed = reclaim_batch(t->ds, NULL);
+	return NULL;
+}
+
+static bool batch_start(struct batch_thread *t, struct data_space *ds)
+{
+	t->ds = ds;
+	t->nr_freed = UINT64_MAX;
+	return CHECK_EQ(0, pthread_create(&t->thread, NULL, batch_main, t));
+}
+
+static uint64_t batch_join(struct batch_thread *t)
+{
+	pthread_join(t->thread, NULL);
+	return t->nr_freed;
+}
+
+#define NR 4 /* pages of the file in each case */
+
+/* Case 1: the store runs with no inode lock; the victims stay readable. */
+static void test_no_lock_during_store(void)
+{
+	struct data_space ds;
+	struct gated_backend g;
+	struct batch_thread t;
+	struct inode f;
+
+	check_set_context("no lock during store");
+	if (!space_new(&ds, &g))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 1);
+	gate_close(&g);
+	if (!batch_start(&t, &ds))
+		return;
+	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+
+	/* A writer (and a reader) can take the lock while the store runs. */
+	if (CHECK_EQ(0, pthread_rwlock_trywrlock(&f.lock)))
+		pthread_rwlock_unlock(&f.lock);
+	lock_during_store(&g, &f, false);
+	for (uint64_t i = 0; i < NR; i++) {
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
+		CHECK(lru_page(&ds.lru, pfn_of(&f, i))->is_writeback);
+		check_pattern(&ds, &f, i, 1);
+	}
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(NR, pool_in_use(&ds));
+	CHECK_EQ(0, backend_stored(&ds));
+
+	gate_open(&g);
+	CHECK_EQ(NR, batch_join(&t));
+	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(0, pool_in_use(&ds));
+	CHECK_EQ(NR, backend_stored(&ds));
+	CHECK_EQ(NR, atomic_load(&ds.swap.nr_evicted));
+	for (uint64_t i = 0; i < NR; i++) {
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
+		check_pattern(&ds, &f, i, 1);
+	}
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/* Case 2: a page written during its store stays, with its new bytes. */
+static void test_write_during_store(void)
+{
+	static const unsigned char news[16] = "written mid-way";
+	static unsigned char expected[P];
+	struct data_space ds;
+	struct gated_backend g;
+	struct batch_thread t;
+	struct lru_page *p;
+	struct inode f;
+
+	check_set_context("write during store");
+	if (!space_new(&ds, &g))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 2);
+	gate_close(&g);
+	if (!batch_start(&t, &ds))
+		return;
+	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+
+	/* A few bytes only: the copy being stored is stale all the same. */
+	lock_during_store(&g, &f, true);
+	CHECK_EQ((ssize_t)sizeof(news), data_write_mem(&ds, &f, news, sizeof(news), 2 * P + 100));
+	pthread_rwlock_unlock(&f.lock);
+	pattern(expected, 2, 2);
+	memcpy(expected + 100, news, sizeof(news));
+
+	gate_open(&g);
+	CHECK_EQ(NR - 1, batch_join(&t));
+	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 2));
+	p = lru_page(&ds.lru, pfn_of(&f, 2));
+	CHECK(!p->is_writeback);
+	CHECK_EQ(LRU_ACTIVE + 1, p->list);
+	CHECK(p->inode == &f);
+	CHECK_EQ(0, p->swap_slot);
+	check_page(&ds, &f, 2, expected);
+	for (uint64_t i = 0; i < NR; i++) {
+		if (i == 2)
+			continue;
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
+		check_pattern(&ds, &f, i, 2);
+	}
+	/* The stale copy's slot went back. */
+	CHECK_EQ(NR - 1, backend_stored(&ds));
+	CHECK_EQ(NR - 1, atomic_load(&ds.swap.nr_evicted));
+	CHECK_EQ(0, atomic_load(&ds.swap.nr_store_failures));
+	CHECK_EQ(1, pool_in_use(&ds));
+
+	/* The kept page is evictable again, with its new bytes. */
+	CHECK_EQ(1, reclaim_batch(&ds, NULL));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 2));
+	CHECK_EQ(NR, backend_stored(&ds));
+	check_page(&ds, &f, 2, expected);
+
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/* Case 3: truncated to 0 during the store: pages and slots all go back. */
+static void test_truncate_during_store(void)
+{
+	struct data_space ds;
+	struct gated_backend g;
+	struct batch_thread t;
+	struct inode f;
+
+	check_set_context("truncate during store");
+	if (!space_new(&ds, &g))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 3);
+	gate_close(&g);
+	if (!batch_start(&t, &ds))
+		return;
+	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+
+	lock_during_store(&g, &f, true);
+	CHECK_EQ(0, data_truncate(&ds, &f, 0));
+	pthread_rwlock_unlock(&f.lock);
+	/* The store still reads them: the orphans stay in the pool until it ends. */
+	CHECK_EQ(NR, pool_in_use(&ds));
+	CHECK_EQ(0, atomic_load(&ds.nr_pages));
+	CHECK_EQ(0, f.pages.nr_entries);
+
+	gate_open(&g);
+	CHECK_EQ(NR, batch_join(&t));
+	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(0, pool_in_use(&ds));
+	CHECK_EQ(0, backend_stored(&ds));
+	CHECK_EQ(0, atomic_load(&ds.nr_pages));
+	CHECK_EQ(0, atomic_load(&ds.swap.nr_evicted));
+	CHECK_EQ(0, f.size);
+
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/*
+ * Case 3b: truncated to a page and a half during the store: the page before
+ * goes to its slot, the one cut in half is kept (its tail was zeroed), the
+ * pages past the end go with their slots.
+ */
+static void test_truncate_partial_during_store(void)
+{
+	static unsigned char expected[P];
+	struct data_space ds;
+	struct gated_backend g;
+	struct batch_thread t;
+	struct inode f;
+
+	check_set_context("partial truncate during store");
+	if (!space_new(&ds, &g))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 4);
+	gate_close(&g);
+	if (!batch_start(&t, &ds))
+		return;
+	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+
+	lock_during_store(&g, &f, true);
+	CHECK_EQ(0, data_truncate(&ds, &f, P + P / 2));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(2, atomic_load(&ds.nr_pages));
+
+	gate_open(&g);
+	/* Page 0 evicted, pages 2 and 3 freed as orphans. */
+	CHECK_EQ(3, batch_join(&t));
+	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 0));
+	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 1));
+	CHECK_EQ(PAGEMAP_KIND_HOLE, kind(&f, 2));
+	CHECK_EQ(PAGEMAP_KIND_HOLE, kind(&f, 3));
+	CHECK_EQ(1, pool_in_use(&ds));
+	CHECK_EQ(1, backend_stored(&ds));
+	CHECK_EQ(2, atomic_load(&ds.nr_pages));
+
+	CHECK_EQ(0, data_truncate(&ds, &f, 2 * P));
+	check_pattern(&ds, &f, 0, 4);
+	pattern(expected, 4, 1);
+	memset(expected + P / 2, 0, P / 2);
+	check_page(&ds, &f, 1, expected);
+
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/* Case 3c: a hole punched during the store over the middle pages. */
+static void test_punch_during_store(void)
+{
+	struct data_space ds;
+	struct gated_backend g;
+	struct batch_thread t;
+	struct inode f;
+
+	check_set_context("punch during store");
+	if (!space_new(&ds, &g))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 5);
+	gate_close(&g);
+	if (!batch_start(&t, &ds))
+		return;
+	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+
+	lock_during_store(&g, &f, true);
+	CHECK_EQ(0, data_punch(&ds, &f, P, 2 * P));
+	pthread_rwlock_unlock(&f.lock);
+
+	gate_open(&g);
+	CHECK_EQ(NR, batch_join(&t));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 0));
+	CHECK_EQ(PAGEMAP_KIND_HOLE, kind(&f, 1));
+	CHECK_EQ(PAGEMAP_KIND_HOLE, kind(&f, 2));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 3));
+	CHECK_EQ(0, pool_in_use(&ds));
+	CHECK_EQ(2, backend_stored(&ds));
+	CHECK_EQ(2, atomic_load(&ds.nr_pages));
+	check_pattern(&ds, &f, 0, 5);
+	check_pattern(&ds, &f, 3, 5);
+
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/*
+ * Case 4: the file released and its inode freed during the store, as a last
+ * unlink and forget would: reclaim may not touch the inode after (ASan).
+ */
+static void test_release_during_store(void)
+{
+	struct data_space ds;
+	struct gated_backend g;
+	struct batch_thread t;
+	struct inode *f = malloc(sizeof(*f));
+
+	check_set_context("release during store");
+	if (!CHECK(f != NULL) || !space_new(&ds, &g)) {
+		free(f);
+		return;
+	}
+	file_init(f);
+	write_pages(&ds, f, NR, 6);
+	gate_close(&g);
+	if (!batch_start(&t, &ds))
+		return;
+	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+
+	lock_during_store(&g, f, true);
+	data_release(&ds, f);
+	pthread_rwlock_unlock(&f->lock);
+	pthread_rwlock_destroy(&f->lock);
+	free(f);
+	CHECK_EQ(NR, pool_in_use(&ds));
+	CHECK_EQ(0, atomic_load(&ds.nr_pages));
+
+	gate_open(&g);
+	CHECK_EQ(NR, batch_join(&t));
+	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(0, pool_in_use(&ds));
+	CHECK_EQ(0, backend_stored(&ds));
+	CHECK_EQ(0, atomic_load(&ds.nr_pages));
+	space_destroy(&ds);
+}
+
+/* How a case 5 variant finishes the pages left pending. */
+enum finish_by { FINISH_BY_BATCH, FINISH_BY_OWNER, FINISH_BY_STOP };
+
+/*
+ * Case 5: the owner is busy (read-locked) when the store ends: the pages
+ * stay pending and resident, and whoever comes next finishes them.  With
+ * FINISH_BY_STOP, page 0 is written while pending and must be kept.
+ */
+static void test_busy_owner(enum finish_by by)
+{
+	static const unsigned char news[8] = "pending";
+	static unsigned char expected[P];
+	struct data_space ds;
+	struct gated_backend g;
+	struct batch_thread t;
+	struct inode f;
+
+	check_set_context("busy owner, finished by %s",
+			  by == FINISH_BY_BATCH ? "a batch" :
+			  by == FINISH_BY_OWNER ? "the owner's batch" :
+						  "reclaim_stop");
+	if (!space_new(&ds, &g))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 7);
+	gate_close(&g);
+	if (!batch_start(&t, &ds))
+		return;
+	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+
+	lock_during_store(&g, &f, false);
+	gate_open(&g);
+	CHECK_EQ(0, batch_join(&t));
+	CHECK_EQ(NR, atomic_load(&ds.nr_pending));
+	CHECK_EQ(NR, backend_stored(&ds));
+	CHECK_EQ(NR, pool_in_use(&ds));
+	for (uint64_t i = 0; i < NR; i++) {
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
+		CHECK(lru_page(&ds.lru, pfn_of(&f, i))->is_writeback);
+		check_pattern(&ds, &f, i, 7);
+	}
+	pthread_rwlock_unlock(&f.lock);
+
+	switch (by) {
+	case FINISH_BY_BATCH:
+		CHECK_EQ(NR, reclaim_batch(&ds, NULL));
+		break;
+	case FINISH_BY_OWNER:
+		/* As a writer's direct reclaim: the owner locked by the caller. */
+		pthread_rwlock_wrlock(&f.lock);
+		CHECK_EQ(NR, reclaim_batch(&ds, &f));
+		pthread_rwlock_unlock(&f.lock);
+		break;
+	case FINISH_BY_STOP:
+		pthread_rwlock_wrlock(&f.lock);
+		CHECK_EQ((ssize_t)sizeof(news), data_write_mem(&ds, &f, news, sizeof(news), 8));
+		pthread_rwlock_unlock(&f.lock);
+		reclaim_stop(&ds);
+		break;
+	}
+	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(0, atomic_load(&ds.swap.nr_store_failures));
+	if (by == FINISH_BY_STOP) {
+		pattern(expected, 7, 0);
+		memcpy(expected + 8, news, sizeof(news));
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 0));
+		CHECK(!lru_page(&ds.lru, pfn_of(&f, 0))->is_writeback);
+		CHECK_EQ(LRU_ACTIVE + 1, lru_page(&ds.lru, pfn_of(&f, 0))->list);
+		check_page(&ds, &f, 0, expected);
+		CHECK_EQ(NR - 1, backend_stored(&ds));
+		CHECK_EQ(1, pool_in_use(&ds));
+	} else {
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 0));
+		check_pattern(&ds, &f, 0, 7);
+		CHECK_EQ(NR, backend_stored(&ds));
+		CHECK_EQ(0, pool_in_use(&ds));
+	}
+	for (uint64_t i = 1; i < NR; i++) {
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
+		check_pattern(&ds, &f, i, 7);
+	}
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/* Case 6: a failed store, then a short one: the pages not stored stay. */
+static void test_store_failure(void)
+{
+	struct data_space ds;
+	struct gated_backend g;
+	struct inode f;
+	uint64_t nr_resident = 0;
+
+	check_set_context("store failure");
+	if (!space_new(&ds, &g))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 8);
+
+	gate_set_store_max(&g, 0);
+	CHECK_EQ(0, reclaim_batch(&ds, NULL));
+	CHECK_EQ(1, gate_nr_entered(&g));
+	CHECK_EQ(NR, atomic_load(&ds.swap.nr_store_failures));
+	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(NR, pool_in_use(&ds));
+	CHECK_EQ(0, backend_stored(&ds));
+	CHECK_EQ(NR, ds.lru.nr[LRU_INACTIVE] + ds.lru.nr[LRU_ACTIVE]);
+	for (uint64_t i = 0; i < NR; i++) {
+		struct lru_page *p = lru_page(&ds.lru, pfn_of(&f, i));
+
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
+		CHECK(!p->is_writeback);
+		CHECK(p->list != 0);
+		CHECK(p->inode == &f);
+		check_pattern(&ds, &f, i, 8);
+	}
+
+	/* Only a prefix of two fits: two go, the other two stay. */
+	gate_set_store_max(&g, 2);
+	CHECK_EQ(2, reclaim_batch(&ds, NULL));
+	CHECK_EQ(NR + 2, atomic_load(&ds.swap.nr_store_failures));
+	CHECK_EQ(2, backend_stored(&ds));
+	CHECK_EQ(2, pool_in_use(&ds));
+	CHECK_EQ(2, ds.lru.nr[LRU_INACTIVE] + ds.lru.nr[LRU_ACTIVE]);
+	for (uint64_t i = 0; i < NR; i++)
+		nr_resident += kind(&f, i) == PAGEMAP_KIND_RESIDENT;
+	CHECK_EQ(2, nr_resident);
+
+	gate_set_store_max(&g, -1);
+	CHECK_EQ(2, reclaim_batch(&ds, NULL));
+	CHECK_EQ(NR, backend_stored(&ds));
+	CHECK_EQ(0, pool_in_use(&ds));
+	for (uint64_t i = 0; i < NR; i++) {
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
+		check_pattern(&ds, &f, i, 8);
+	}
+	CHECK_EQ(NR, atomic_load(&ds.swap.nr_evicted));
+
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/*
+ * Case 7: a same-filled page becomes a map entry and a page read back and
+ * never written is dropped, neither with a store; a written one is stored.
+ */
+static void test_filled_and_clean(void)
+{
+	static unsigned char page[P];
+	struct data_space ds;
+	struct gated_backend g;
+	struct inode f;
+	uint64_t slot;
+
+	check_set_context("same-filled and clean pages");
+	if (!space_new(&ds, &g))
+		return;
+	file_init(&f);
+	pthread_rwlock_wrlock(&f.lock);
+	memset(page, 0xab, P);
+	CHECK_EQ((ssize_t)P, data_write_mem(&ds, &f, page, P, 0));
+	pattern(page, 9, 1);
+	CHECK_EQ((ssize_t)P, data_write_mem(&ds, &f, page, P, P));
+	pthread_rwlock_unlock(&f.lock);
+
+	/* One store, of the patterned page only. */
+	CHECK_EQ(2, reclaim_batch(&ds, NULL));
+	CHECK_EQ(1, gate_nr_entered(&g));
+	CHECK_EQ(1, g.nr_last_pages);
+	CHECK_EQ(PAGEMAP_KIND_FILLED, kind(&f, 0));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 1));
+	CHECK_EQ(1, atomic_load(&ds.swap.nr_filled_evicted));
+	CHECK_EQ(1, atomic_load(&ds.nr_filled));
+	CHECK_EQ(1, backend_stored(&ds));
+	CHECK_EQ(0, pool_in_use(&ds));
+	memset(page, 0xab, P);
+	check_page(&ds, &f, 0, page);
+	check_pattern(&ds, &f, 1, 9);
+	slot = pagemap_slot(pagemap_get(&f.pages, 1));
+
+	/* Read back, not written: its copy stays and reclaim just drops it. */
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(0, data_swap_in(&ds, &f, 0, 2 * P));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 1));
+	CHECK_EQ(1, backend_stored(&ds));
+	CHECK_EQ(1, reclaim_batch(&ds, NULL));
+	CHECK_EQ(1, gate_nr_entered(&g));
+	CHECK_EQ(1, atomic_load(&ds.swap.nr_clean_dropped));
+	CHECK_EQ(1, atomic_load(&ds.swap.nr_evicted));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 1));
+	CHECK_EQ(slot, pagemap_slot(pagemap_get(&f.pages, 1)));
+	CHECK_EQ(1, backend_stored(&ds));
+	CHECK_EQ(0, pool_in_use(&ds));
+	check_pattern(&ds, &f, 1, 9);
+
+	/* Read back and written: the copy is stale, so the next eviction stores. */
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(0, data_swap_in(&ds, &f, P, P));
+	CHECK_EQ(1, data_write_mem(&ds, &f, "x", 1, P));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(0, backend_stored(&ds));
+	CHECK_EQ(1, reclaim_batch(&ds, NULL));
+	CHECK_EQ(2, gate_nr_entered(&g));
+	CHECK_EQ(1, atomic_load(&ds.swap.nr_clean_dropped));
+	CHECK_EQ(2, atomic_load(&ds.swap.nr_evicted));
+	CHECK_EQ(1, backend_stored(&ds));
+	pattern(page, 9, 1);
+	page[0] = 'x';
+	check_page(&ds, &f, 1, page);
+
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+int main(void)
+{
+	test_no_lock_during_store();
+	test_write_during_store();
+	test_truncate_during_store();
+	test_truncate_partial_during_store();
+	test_punch_during_store();
+	test_release_during_store();
+	test_busy_owner(FINISH_BY_BATCH);
+	test_busy_owner(FINISH_BY_OWNER);
+	test_busy_owner(FINISH_BY_STOP);
+	test_store_failure();
+	test_filled_and_clean();
+	return check_done("reclaim");
+}
