@@ -70,7 +70,7 @@ static void update_locked(struct data_space *ds)
 	pagepool_get_stats(ds->pool, &ps);
 	if (ds->limit_bytes) {
 		struct budget_footprint fp;
-		uint64_t other, room, rss;
+		uint64_t other, room, rss, headroom;
 
 		/*
 		 * The stock is budgeted at its target; a surplus (left by
@@ -91,11 +91,11 @@ static void update_locked(struct data_space *ds)
 		}
 		if (fp.backend > ds->backend_peak_bytes)
 			ds->backend_peak_bytes = fp.backend;
-		other = fp.backend + fp.descriptors + ps.nr_ready_target * PAGE_SIZE +
-			BUDGET_HEADROOM;
+		headroom = BUDGET_HEADROOM + (ds->limit_bytes >> BUDGET_HEADROOM_SHIFT);
+		other = fp.backend + fp.descriptors + ps.nr_ready_target * PAGE_SIZE + headroom;
 		/* What the model misses (heap, stacks, libfuse buffers), measured. */
 		rss = rss_anon_bytes();
-		if (rss > fp.resident + fp.stock + other - BUDGET_HEADROOM + (8ULL << 20))
+		if (rss > fp.resident + fp.stock + other - headroom + (8ULL << 20))
 			other = rss - fp.resident - fp.stock + ps.nr_ready_target * PAGE_SIZE;
 		room = ds->limit_bytes > other ? (ds->limit_bytes - other) >> PAGE_SHIFT : 0;
 		if (room < BUDGET_MIN_PAGES) {

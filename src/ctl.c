@@ -20,6 +20,7 @@
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
 #include "tierfs/ctl.h"
+#include "tierfs/drain.h"
 #include "tierfs/fs.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
@@ -46,14 +47,33 @@ static socklen_t ctl_address(dev_t dev, struct sockaddr_un *sun)
 enum stat_unit { UNIT_COUNT, UNIT_BYTES, UNIT_RATIO, UNIT_STRING };
 
 struct stat_item {
-	const char *group;	/* NULL at top level */
+	const char *group; /* NULL at top level */
 	const char *key;
-	uint64_t value;		/* UNIT_RATIO: thousandths */
+	uint64_t value; /* UNIT_RATIO: thousandths */
 	enum stat_unit unit;
-	const char *str;	/* UNIT_STRING */
+	const char *str; /* UNIT_STRING */
 };
 
-#define NR_STAT_ITEMS 64
+#define NR_STAT_ITEMS 96
+
+/* The window histogram's keys, one per bucket of readahead.h. */
+static const char *const window_keys[READAHEAD_NR_BUCKETS] = {
+	"windows_1", "windows_2", "windows_4", "windows_8", "windows_16", "windows_32",
+};
+
+/* Where the budget comes from, for the stats. */
+static const char *mem_source(struct tierfs *fs, char *buf, size_t size)
+{
+	if (fs->is_cgroup_budget) {
+		pthread_mutex_lock(&fs->memcg.lock);
+		snprintf(buf, size, "cgroup %s", fs->memcg.source);
+		pthread_mutex_unlock(&fs->memcg.lock);
+		return buf;
+	}
+	if (fs->data.limit_bytes)
+		return fs->opts.mem ? "mem= and memlimit=" : "memlimit=";
+	return fs->opts.mem ? "mem=" : "MemAvailable/2";
+}
 
 static int collect_stats(struct tierfs *fs, struct stat_item *it)
 {
@@ -64,6 +84,9 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	struct budget_footprint fp;
 	struct backend_stats bs;
 	int n = 0;
+
+	/* Strings outlive the call: render() runs after it returns. */
+	static _Thread_local char source[PATH_MAX + 8];
 
 	pagepool_get_stats(ds->pool, &ps);
 	budget_footprint(ds, &fp);
@@ -76,8 +99,7 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	ITEM(NULL, "data_bytes", atomic_load(&ds->nr_pages) * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "mem_budget_bytes", ds->backend ? ds->mem_pages * PAGE_SIZE : 0, UNIT_BYTES);
 	ITEM(NULL, "mem_limit_bytes", ds->limit_bytes, UNIT_BYTES);
-	STR(NULL, "mem_source", ds->limit_bytes ? (fs->opts.mem ? "mem= and memlimit=" : "memlimit=")
-					       : (fs->opts.mem ? "mem=" : "MemAvailable/2"));
+	STR(NULL, "mem_source", mem_source(fs, source, sizeof(source)));
 	ITEM(NULL, "resident_bytes", ps.nr_in_use * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "footprint_bytes", fp.total, UNIT_BYTES);
 	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_COUNT);
@@ -105,7 +127,8 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 		if (!strcmp(ds->backend->ops->name, "zpool")) {
 			ITEM("backend", "reject_raw", bs.nr_reject_raw, UNIT_COUNT);
 			ITEM("backend", "compression_ratio",
-			     bs.pool_bytes ? bs.stored_bytes * 1000 / bs.pool_bytes : 0, UNIT_RATIO);
+			     bs.pool_bytes ? bs.stored_bytes * 1000 / bs.pool_bytes : 0,
+			     UNIT_RATIO);
 			ITEM("backend", "shards", bs.nr_shards, UNIT_COUNT);
 			ITEM("backend", "lock_contended", bs.nr_lock_contended, UNIT_COUNT);
 			ITEM("backend", "max_shard_lock_contended", bs.max_shard_contended,
@@ -117,12 +140,29 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 		ITEM("reclaim", "swapins", atomic_load(&sw->nr_swapins), UNIT_COUNT);
 		ITEM("reclaim", "swapin_errors", atomic_load(&sw->nr_swapin_errors), UNIT_COUNT);
 		ITEM("reclaim", "store_failures", atomic_load(&sw->nr_store_failures), UNIT_COUNT);
-		ITEM("reclaim", "direct_reclaims", atomic_load(&sw->nr_direct_reclaims), UNIT_COUNT);
+		ITEM("reclaim", "direct_reclaims", atomic_load(&sw->nr_direct_reclaims),
+		     UNIT_COUNT);
 		ITEM("reclaim", "budget_enospc", atomic_load(&sw->nr_budget_enospc), UNIT_COUNT);
-		ITEM("reclaim", "budget_exceeded", atomic_load(&sw->nr_budget_exceeded), UNIT_COUNT);
+		ITEM("reclaim", "budget_exceeded", atomic_load(&sw->nr_budget_exceeded),
+		     UNIT_COUNT);
 		ITEM("reclaim", "limit_rejects", atomic_load(&sw->nr_limit_rejects), UNIT_COUNT);
+		STR("reclaim", "pressure_source",
+		    fs->memcg.pressure.fd >= 0 ? fs->memcg.pressure.describe : "none");
+		ITEM("reclaim", "pressure_events", atomic_load(&fs->memcg.nr_pressure_events),
+		     UNIT_COUNT);
+		ITEM("reclaim", "limit_changes", atomic_load(&fs->memcg.nr_limit_changes),
+		     UNIT_COUNT);
 		ITEM("reclaim", "inactive_pages", ds->lru.nr[LRU_INACTIVE], UNIT_COUNT);
 		ITEM("reclaim", "active_pages", ds->lru.nr[LRU_ACTIVE], UNIT_COUNT);
+		STR("readahead", "policy",
+		    readahead_name(readahead_effective(&ds->ra, ds->backend)));
+		STR("readahead", "policy_set", readahead_name(atomic_load(&ds->ra.policy)));
+		ITEM("readahead", "hits", atomic_load(&ds->ra.nr_hits), UNIT_COUNT);
+		ITEM("readahead", "misses", atomic_load(&ds->ra.nr_misses), UNIT_COUNT);
+		ITEM("readahead", "pages_read_ahead", atomic_load(&ds->ra.nr_pages), UNIT_COUNT);
+		ITEM("readahead", "window", atomic_load(&ds->ra.window), UNIT_COUNT);
+		for (int b = 0; b < READAHEAD_NR_BUCKETS; b++)
+			ITEM("readahead", window_keys[b], atomic_load(&ds->ra.hist[b]), UNIT_COUNT);
 	} else {
 		STR("backend", "name", "none");
 	}
@@ -222,6 +262,93 @@ static bool may_change(struct tierfs *fs, uid_t peer_uid)
 	return peer_uid == 0 || peer_uid == fs->opts.uid;
 }
 
+/* "set KEY=VALUE...": every pair checked before any is applied. */
+static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t size)
+{
+	struct data_space *ds = &fs->data;
+	uint64_t mem = ds->mem_cap_pages << PAGE_SHIFT, limit = ds->limit_bytes;
+	enum readahead_policy policy = (enum readahead_policy)atomic_load(&ds->ra.policy);
+	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	char copy[CTL_REQUEST_MAX], *save = NULL, *pair;
+	int nr = 0;
+
+	snprintf(copy, sizeof(copy), "%s", args);
+	for (pair = strtok_r(copy, " ", &save); pair; pair = strtok_r(NULL, " ", &save), nr++) {
+		char *val = strchr(pair, '=');
+
+		if (!val || val == pair) {
+			snprintf(buf, size, "error: set: want KEY=VALUE, got '%.64s'\n", pair);
+			return -EINVAL;
+		}
+		*val++ = '\0';
+		if (!strcmp(pair, "mem")) {
+			if (options_parse_size(val, ram, &mem) || !mem)
+				goto bad_value;
+		} else if (!strcmp(pair, "memlimit")) {
+			if (options_parse_size(val, ram, &limit) ||
+			    (limit && limit < BUDGET_MIN_LIMIT))
+				goto bad_value;
+		} else if (!strcmp(pair, "readahead")) {
+			if (readahead_parse(val, &policy))
+				goto bad_value;
+		} else {
+			snprintf(buf, size, "error: set: unknown key '%.64s'\n", pair);
+			return -EINVAL;
+		}
+		continue;
+bad_value:
+		snprintf(buf, size, "error: set: invalid %.16s= value '%.64s'\n", pair, val);
+		return -EINVAL;
+	}
+	if (!nr) {
+		snprintf(buf, size, "error: set: want KEY=VALUE (mem, memlimit, readahead)\n");
+		return -EINVAL;
+	}
+	if (!mem && !limit) {
+		snprintf(buf, size, "error: set: mem= and memlimit= cannot both be none\n");
+		return -EINVAL;
+	}
+	if (ds->backend)
+		budget_set(ds, mem, limit);
+	atomic_store(&ds->ra.policy, (int)policy);
+	fs->opts.mem = mem;
+	fs->opts.memlimit = limit;
+	snprintf(buf, size, "ok\nmem=%" PRIu64 "\nmemlimit=%" PRIu64 "\nreadahead=%s\n", mem, limit,
+		 readahead_name(policy));
+	return 0;
+}
+
+static int handle_drain(struct tierfs *fs, const char *arg, char *buf, size_t size)
+{
+	struct drain_status st;
+	char msg[256] = "";
+	int ret;
+
+	if (!strcmp(arg, "start")) {
+		ret = drain_start(fs, msg, sizeof(msg));
+		if (ret < 0) {
+			snprintf(buf, size, "error: %s\n", msg);
+			return ret;
+		}
+		snprintf(buf, size, "ok\n%s\n", ret ? "running" : "started");
+	} else if (!strcmp(arg, "stop")) {
+		snprintf(buf, size, "ok\n%s\n", drain_stop(&fs->drain) ? "stopping" : "idle");
+	} else if (!strcmp(arg, "status")) {
+		drain_get_status(&fs->drain, &st);
+		snprintf(buf, size,
+			 "ok\nstate %s\npages_done %" PRIu64 "\npages_total %" PRIu64
+			 "\nbytes_per_sec %" PRIu64 "\nelapsed_ms %" PRIu64 "\nhits %" PRIu64
+			 "\n%s%s%s",
+			 drain_state_name(st.state), st.nr_done, st.nr_total, st.bytes_per_sec,
+			 st.elapsed_ms, st.nr_hits, st.error[0] ? "error " : "", st.error,
+			 st.error[0] ? "\n" : "");
+	} else {
+		snprintf(buf, size, "error: drain: want start, status or stop\n");
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf, size_t size)
 {
 	struct stat_item items[NR_STAT_ITEMS];
@@ -234,11 +361,28 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 		render(items, n, !strcmp(request, "stats json"), buf, size, &len);
 		return 0;
 	}
+	if (!strncmp(request, "set", 3) && (request[3] == ' ' || !request[3])) {
+		if (!may_change(fs, peer_uid)) {
+			snprintf(buf, size,
+				 "error: set: permission denied (root or the mount's owner)\n");
+			return -EPERM;
+		}
+		return handle_set(fs, request + 3, buf, size);
+	}
+	if (!strncmp(request, "drain", 5) && (request[5] == ' ' || !request[5])) {
+		if (strcmp(request, "drain status") && !may_change(fs, peer_uid)) {
+			snprintf(buf, size,
+				 "error: drain: permission denied (root or the mount's owner)\n");
+			return -EPERM;
+		}
+		return handle_drain(fs, request[5] ? request + 6 : "", buf, size);
+	}
 	if (!strncmp(request, "reclaim ", 8)) {
 		uint64_t bytes = UINT64_MAX, freed;
 
 		if (!may_change(fs, peer_uid)) {
-			snprintf(buf, size, "error: reclaim: only root or the mount's owner\n");
+			snprintf(buf, size,
+				 "error: reclaim: permission denied (root or the mount's owner)\n");
 			return -EPERM;
 		}
 		if (!fs->data.backend) {
@@ -249,7 +393,9 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 			snprintf(buf, size, "error: reclaim: want a size or 'all'\n");
 			return -EINVAL;
 		}
-		freed = reclaim_pages(&fs->data, (bytes + PAGE_SIZE - 1) >> PAGE_SHIFT);
+		freed = reclaim_pages(&fs->data, bytes == UINT64_MAX ?
+							 UINT64_MAX :
+							 (bytes + PAGE_SIZE - 1) >> PAGE_SHIFT);
 		snprintf(buf, size, "ok\nreclaimed %" PRIu64 " bytes\n", freed << PAGE_SHIFT);
 		return 0;
 	}
@@ -261,7 +407,7 @@ static void serve_one(struct ctl_server *srv, int fd)
 {
 	struct timeval tv = { .tv_sec = 2 };
 	char req[CTL_REQUEST_MAX + 1];
-	char *reply = malloc(CTL_REPLY_MAX);
+	char *reply = malloc(CTL_REPLY_MAX), *newline;
 	size_t len = 0;
 	ssize_t n;
 
@@ -276,19 +422,22 @@ static void serve_one(struct ctl_server *srv, int fd)
 		len += (size_t)n;
 	}
 	req[len] = '\0';
-	if (!memchr(req, '\n', len)) {
+	newline = memchr(req, '\n', len);
+	if (!newline) {
 		snprintf(reply, CTL_REPLY_MAX, "error: request too long or incomplete\n");
+	} else if (memchr(req, '\0', (size_t)(newline - req))) {
+		snprintf(reply, CTL_REPLY_MAX, "error: request holds a NUL byte\n");
 	} else {
 		struct ucred cred;
 		socklen_t cred_len = sizeof(cred);
 
-		*strchr(req, '\n') = '\0';
+		*newline = '\0';
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len))
 			cred.uid = (uid_t)-1; /* unknown: may read, not change */
 		ctl_handle(srv->fs, req, cred.uid, reply, CTL_REPLY_MAX);
 	}
 	for (size_t off = 0, total = strlen(reply); off < total; off += (size_t)n) {
-		n = write(fd, reply + off, total - off);
+		n = send(fd, reply + off, total - off, MSG_NOSIGNAL);
 		if (n <= 0)
 			break;
 	}

@@ -126,6 +126,17 @@ static void track_resident(struct data_space *ds, struct inode *inode, uint64_t 
 		lru_add(&ds->lru, pfn, inode, index, swap_slot);
 }
 
+/* A resident page is read or written: referenced, and a hit if read ahead. */
+static void used_resident(struct data_space *ds, uint32_t pfn)
+{
+	struct lru_page *p = lru_page(&ds->lru, pfn);
+
+	if (atomic_load_explicit(&p->is_readahead, memory_order_relaxed) &&
+	    atomic_exchange_explicit(&p->is_readahead, false, memory_order_relaxed))
+		readahead_hit(&ds->ra);
+	lru_touch(&ds->lru, pfn);
+}
+
 /* The page is about to change: its backend copy, if any, is stale. */
 static void dirty_resident(struct data_space *ds, uint32_t pfn)
 {
@@ -140,7 +151,7 @@ static void dirty_resident(struct data_space *ds, uint32_t pfn)
 	}
 	if (p->is_writeback)
 		p->is_redirtied = true;
-	lru_touch(&ds->lru, pfn);
+	used_resident(ds, pfn);
 }
 
 static void release_entry(void *ctx, uint64_t index, uint64_t entry)
@@ -158,6 +169,9 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 			if (p->swap_slot)
 				free_slot(ds, p->swap_slot - 1);
 			p->swap_slot = 0;
+			if (atomic_exchange(&p->is_readahead, false))
+				atomic_fetch_add_explicit(&ds->ra.nr_misses, 1,
+							  memory_order_relaxed);
 			if (!lru_del_unless_writeback(&ds->lru, pfn))
 				break; /* reclaim is storing it: it frees the page */
 		}
@@ -291,7 +305,7 @@ static const char *page_for_read(struct data_space *ds, uint64_t entry, char **s
 	switch (pagemap_kind(entry)) {
 	case PAGEMAP_KIND_RESIDENT:
 		if (ds->backend)
-			lru_touch(&ds->lru, pagemap_pfn(entry));
+			used_resident(ds, pagemap_pfn(entry));
 		return pagepool_addr(ds->pool, pagemap_pfn(entry));
 	case PAGEMAP_KIND_FILLED:
 		if (!pagemap_fill(entry))
@@ -320,11 +334,63 @@ bool data_has_swapped(const struct inode *inode, uint64_t off, size_t len)
 	return false;
 }
 
+/*
+ * Load what readahead picks besides a fault on [first, last]: clean pages,
+ * not referenced, on the inactive list, so unused ones go first.  Only
+ * within the high watermark: readahead never makes reclaim run.
+ */
+static void swap_in_ahead(struct data_space *ds, struct inode *inode, uint64_t first,
+			  uint64_t last, uint64_t fault_slot)
+{
+	enum readahead_policy policy = readahead_effective(&ds->ra, ds->backend);
+	uint64_t idx[READAHEAD_MAX_WINDOW], slots[READAHEAD_MAX_WINDOW];
+	uint32_t pfns[READAHEAD_MAX_WINDOW];
+	void *pages[READAHEAD_MAX_WINDOW];
+	bool is_forward = first >= inode->ra_prev_end &&
+			  first - inode->ra_prev_end <= READAHEAD_MAX_WINDOW;
+	bool is_backward = last < inode->ra_prev_first &&
+			   inode->ra_prev_first - last <= READAHEAD_MAX_WINDOW;
+	unsigned int window, nr, nr_room = 0;
+
+	inode->ra_prev_first = first;
+	inode->ra_prev_end = last + 1;
+	if (policy == READAHEAD_DIRECT)
+		return;
+	window = readahead_window(&ds->ra, is_forward || is_backward);
+	nr = readahead_collect(policy, inode, first, last, fault_slot, is_backward, window, idx,
+			       slots);
+	for (; nr_room < nr && pagepool_nr_in_use(ds->pool) < ds->high_pages; nr_room++) {
+		int64_t pfn = pagepool_alloc(ds->pool);
+
+		if (pfn < 0)
+			break;
+		pfns[nr_room] = (uint32_t)pfn;
+		pages[nr_room] = pagepool_addr(ds->pool, (uint32_t)pfn);
+	}
+	if (nr_room && ds->backend->ops->load(ds->backend, slots, pages, nr_room))
+		goto free_pages; /* readahead failing fails no read */
+	for (unsigned int i = 0; i < nr_room; i++) {
+		if (pagemap_set(&inode->pages, idx[i], pagemap_mk_resident(pfns[i]), NULL)) {
+			pagepool_free_page(ds->pool, pfns[i]);
+			continue;
+		}
+		track_resident(ds, inode, idx[i], pfns[i], slots[i] + 1);
+		atomic_store(&lru_page(&ds->lru, pfns[i])->is_readahead, true);
+		atomic_fetch_add_explicit(&ds->ra.nr_pages, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
+	}
+	return;
+
+free_pages:
+	for (unsigned int i = 0; i < nr_room; i++)
+		pagepool_free_page(ds->pool, pfns[i]);
+}
+
 int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_t len)
 {
 	enum { BATCH = 32 };
 	uint64_t index = off >> PAGE_SHIFT, last, entry;
-	uint64_t idx[BATCH], slots[BATCH];
+	uint64_t idx[BATCH], slots[BATCH], fault_index = UINT64_MAX, fault_slot = 0;
 	int64_t pfns[BATCH];
 	void *pages[BATCH];
 	unsigned int nr;
@@ -346,6 +412,10 @@ int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_
 			idx[nr] = index;
 			slots[nr] = pagemap_slot(entry);
 			pages[nr] = pagepool_addr(ds->pool, (uint32_t)pfns[nr]);
+			if (fault_index == UINT64_MAX) {
+				fault_index = index;
+				fault_slot = slots[nr];
+			}
 			nr++;
 		}
 		if (!nr)
@@ -372,7 +442,83 @@ int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_
 			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
 		}
 	}
+	if (!err && fault_index != UINT64_MAX)
+		swap_in_ahead(ds, inode, fault_index, last, fault_slot);
 	return err;
+}
+
+static int cmp_by_slot(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b; /* {slot, index} pairs */
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+int64_t data_drain(struct data_space *ds, struct inode *inode, unsigned int max, uint64_t *nr_hits)
+{
+	enum { BATCH = 32 };
+	uint64_t (*found)[2] = malloc(max * sizeof(*found));
+	uint64_t index = 0, entry, done = 0;
+	unsigned int nr = 0;
+	int err = 0;
+
+	if (!found)
+		return -ENOMEM;
+	while (nr < max && pagemap_next(&inode->pages, &index, UINT64_MAX, &entry)) {
+		if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
+			found[nr][0] = pagemap_slot(entry);
+			found[nr++][1] = index;
+		} else if (pagemap_kind(entry) == PAGEMAP_KIND_RESIDENT) {
+			struct lru_page *p = lru_page(&ds->lru, pagemap_pfn(entry));
+
+			/* Resident already: only its backend copy goes. */
+			if (p->swap_slot) {
+				free_slot(ds, p->swap_slot - 1);
+				p->swap_slot = 0;
+				(*nr_hits)++;
+			}
+		}
+		if (index++ == UINT64_MAX)
+			break;
+	}
+	/* In slot order: sequential reads for the file backend. */
+	qsort(found, nr, sizeof(*found), cmp_by_slot);
+	for (unsigned int i = 0; i < nr && !err; i += BATCH) {
+		unsigned int n = nr - i < BATCH ? nr - i : BATCH;
+		uint64_t slots[BATCH];
+		uint32_t pfns[BATCH];
+		void *pages[BATCH];
+		unsigned int got;
+
+		for (got = 0; got < n; got++) {
+			int64_t pfn = pagepool_alloc(ds->pool);
+
+			if (pfn < 0)
+				break;
+			pfns[got] = (uint32_t)pfn;
+			pages[got] = pagepool_addr(ds->pool, (uint32_t)pfn);
+			slots[got] = found[i + got][0];
+		}
+		if (got < n)
+			err = -ENOMEM;
+		else if (ds->backend->ops->load(ds->backend, slots, pages, n))
+			err = -EIO;
+		for (unsigned int j = 0; j < got; j++) {
+			if (err || pagemap_set(&inode->pages, found[i + j][1],
+					       pagemap_mk_resident(pfns[j]), NULL)) {
+				pagepool_free_page(ds->pool, pfns[j]);
+				continue;
+			}
+			free_slot(ds, slots[j]);
+			track_resident(ds, inode, found[i + j][1], pfns[j], 0);
+			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
+			done++;
+		}
+		if (err == -EIO)
+			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, n, memory_order_relaxed);
+	}
+	free(found);
+	return err ? err : (int64_t)done;
 }
 
 int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, size_t len,

@@ -131,6 +131,25 @@ static void drop_if_unused(struct tierfs *fs, struct inode *inode)
 	ns_inode_free(&fs->ns, inode);
 }
 
+struct inode *tierfs_inode_next(struct tierfs *fs, struct inode *prev)
+{
+	struct inode *next;
+
+	pthread_rwlock_wrlock(&fs->ns.lock);
+	next = prev ? prev->all_next : fs->ns.all;
+	while (next && !S_ISREG(next->mode))
+		next = next->all_next;
+	/* A lookup reference pins it, as the kernel's would. */
+	if (next)
+		atomic_fetch_add(&next->nlookup, 1);
+	if (prev) {
+		atomic_fetch_sub(&prev->nlookup, 1);
+		drop_if_unused(fs, prev);
+	}
+	pthread_rwlock_unlock(&fs->ns.lock);
+	return next;
+}
+
 static void touch(struct inode *inode, bool mtime, bool ctime)
 {
 	struct timespec ts;
@@ -276,9 +295,8 @@ static int setattr_locked(struct tierfs *fs, struct inode *inode, struct stat *a
 	    (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
 		       FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW)))
 		return -EPERM;
-	if ((inode->flags & FS_APPEND_FL) &&
-	    (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
-		       FUSE_SET_ATTR_SIZE)))
+	if ((inode->flags & FS_APPEND_FL) && (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID |
+							FUSE_SET_ATTR_GID | FUSE_SET_ATTR_SIZE)))
 		return -EPERM;
 	/*
 	 * Explicit times on an append-only file: refused, but "touch" (the
@@ -431,8 +449,8 @@ static void set_open_flags(struct tierfs *fs, struct fuse_file_info *fi)
  * Create name in parent: a file, directory, node or symlink.  Replies with
  * the entry (or, for create, entry and open file).
  */
-static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      dev_t rdev, const char *target, struct fuse_file_info *fi)
+static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev,
+		      const char *target, struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);
 	struct inode *dir = inode_of(fs, parent), *inode;
@@ -502,8 +520,7 @@ reply:
 	fuse_reply_err(req, -err);
 }
 
-static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		     dev_t rdev)
+static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
 	make_node(req, parent, name, mode, rdev, NULL, NULL);
 }
@@ -581,8 +598,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 }
 
 /* Move directory inode from one parent to another: fix ".." and link counts. */
-static void reparent(struct tierfs *fs, struct inode *inode, struct inode *from,
-		     struct inode *to)
+static void reparent(struct tierfs *fs, struct inode *inode, struct inode *from, struct inode *to)
 {
 	if (!S_ISDIR(inode->mode) || from == to)
 		return;
@@ -591,8 +607,8 @@ static void reparent(struct tierfs *fs, struct inode *inode, struct inode *from,
 	add_nlink(fs, to, 1);
 }
 
-static int rename_exchange(struct tierfs *fs, struct inode *sdir, struct dentry *sd, struct inode *ddir,
-			   struct dentry *dd)
+static int rename_exchange(struct tierfs *fs, struct inode *sdir, struct dentry *sd,
+			   struct inode *ddir, struct dentry *dd)
 {
 	struct inode *a = sd->inode, *b = dd->inode;
 
@@ -631,8 +647,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		goto unlock;
 	}
 	moved = sd->inode;
-	if (is_pinned(sdir) || (ddir->flags & FS_IMMUTABLE_FL) ||
-	    (dd && is_pinned(ddir))) {
+	if (is_pinned(sdir) || (ddir->flags & FS_IMMUTABLE_FL) || (dd && is_pinned(ddir))) {
 		err = -EPERM;
 		goto unlock;
 	}
@@ -826,8 +841,8 @@ static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	if (is_swapped && (fi->flags & O_DIRECT)) {
 		/* O_DIRECT bypasses the resident tier: read, do not bring back. */
 		char *buf = malloc(size);
-		ssize_t got = buf ? data_read_mem(&fs->data, inode, (uint64_t)off, buf, size)
-				  : -ENOMEM;
+		ssize_t got = buf ? data_read_mem(&fs->data, inode, (uint64_t)off, buf, size) :
+				    -ENOMEM;
 
 		pthread_rwlock_unlock(&inode->lock);
 		if (got < 0) {
@@ -1064,8 +1079,8 @@ static bool is_known_xattr(const char *name)
 	       !strcmp(name, XATTR_DEFAULT_ACL);
 }
 
-static int setxattr_locked(struct inode *inode, const char *name, const char *value,
-			   size_t size, int flags)
+static int setxattr_locked(struct inode *inode, const char *name, const char *value, size_t size,
+			   int flags)
 {
 	bool is_access_acl = !strcmp(name, XATTR_ACCESS_ACL);
 	int err;
@@ -1455,7 +1470,8 @@ static uint64_t mem_available(void)
 	return (uint64_t)kib * 1024;
 }
 
-static int init_swap(struct data_space *ds, const struct tierfs_options *opts, uint64_t ram)
+static int init_swap(struct data_space *ds, const struct tierfs_options *opts, uint64_t ram,
+		     uint64_t memlimit)
 {
 	struct backend_config cfg = {
 		.codec = opts->codec,
@@ -1466,13 +1482,14 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 	uint64_t mem = opts->mem;
 	int err;
 
-	if (!mem && !opts->memlimit)
+	if (!mem && !memlimit)
 		mem = mem_available() / 2 ? mem_available() / 2 : ram / 4;
 	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
 	pthread_mutex_init(&ds->reclaim_lock, NULL);
 	pthread_cond_init(&ds->reclaim_wake, NULL);
 	pthread_mutex_init(&ds->budget_lock, NULL);
-	budget_set(ds, mem, opts->memlimit);
+	readahead_init(&ds->ra, opts->readahead);
+	budget_set(ds, mem, memlimit);
 	if (!opts->backend)
 		return 0;
 	cfg.capacity_bytes = opts->swapsize ? opts->swapsize : 2 * (ds->mem_pages << PAGE_SHIFT);
@@ -1498,7 +1515,7 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 
 int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t ram)
 {
-	uint64_t max_pages, pool_pages, stock_pages;
+	uint64_t max_pages, pool_pages, stock_pages, memlimit;
 	int err;
 
 	memset(fs, 0, sizeof(*fs));
@@ -1510,25 +1527,32 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 	if (pool_pages > UINT32_MAX)
 		pool_pages = UINT32_MAX;
 	fs->data.max_pages = max_pages;
+	/* Without a budget given, the daemon's cgroup sets the limit. */
+	memlimit = memcg_probe(&fs->memcg);
+	fs->is_cgroup_budget = !opts->mem && !opts->memlimit && memlimit;
+	if (!fs->is_cgroup_budget)
+		memlimit = opts->memlimit;
 	/* A stock of 32 MiB, less under a small memory limit. */
 	stock_pages = 8192;
-	if (opts->memlimit && stock_pages > (opts->memlimit >> PAGE_SHIFT) / 16)
-		stock_pages = (opts->memlimit >> PAGE_SHIFT) / 16;
+	if (memlimit && stock_pages > (memlimit >> PAGE_SHIFT) / 16)
+		stock_pages = (memlimit >> PAGE_SHIFT) / 16;
 	err = pagepool_new(pool_pages, stock_pages, &fs->data.pool);
 	if (err)
 		return err;
-	err = init_swap(&fs->data, opts, ram);
+	err = init_swap(&fs->data, opts, ram, memlimit);
 	if (err)
 		goto destroy_pool;
 	err = ns_init(&fs->ns, opts->nr_inodes, opts->mode, opts->uid, opts->gid);
 	if (err)
 		goto destroy_swap;
+	drain_init(&fs->drain);
 	return 0;
 
 destroy_swap:
 	destroy_swap(&fs->data);
 destroy_pool:
 	pagepool_destroy(fs->data.pool);
+	memcg_stop(&fs->memcg);
 	return err;
 }
 
@@ -1536,11 +1560,15 @@ int tierfs_start(struct tierfs *fs)
 {
 	int err = pagepool_start(fs->data.pool);
 
-	return err ? err : reclaim_start(&fs->data);
+	if (!err)
+		err = reclaim_start(&fs->data);
+	return err ? err : memcg_start(&fs->memcg, &fs->data, fs->is_cgroup_budget);
 }
 
 void tierfs_destroy(struct tierfs *fs)
 {
+	memcg_stop(&fs->memcg);
+	drain_destroy(&fs->drain);
 	reclaim_stop(&fs->data);
 	ns_destroy(&fs->ns, release_inode, &fs->data);
 	destroy_swap(&fs->data);

@@ -78,6 +78,7 @@ void lru_add(struct lru *lru, uint32_t pfn, struct inode *inode, uint64_t index,
 	p->index = index;
 	p->swap_slot = swap_slot;
 	atomic_store_explicit(&p->referenced, false, memory_order_relaxed);
+	atomic_store_explicit(&p->is_readahead, false, memory_order_relaxed);
 	pthread_mutex_lock(&lru->lock);
 	link_head(lru, pfn, LRU_INACTIVE);
 	pthread_mutex_unlock(&lru->lock);

@@ -14,6 +14,7 @@
 #include "tierfs/budget.h"
 #include "tierfs/codec.h"
 #include "tierfs/options.h"
+#include "tierfs/readahead.h"
 
 const char options_usage[] =
 	"usage: tierfs [SOURCE] MOUNTPOINT [-o OPTIONS] [-f] [-d] [-s]\n"
@@ -32,6 +33,8 @@ const char options_usage[] =
 	"  -o backend=zpool|ramdisk|file:PATH|none  where evicted pages go (zpool)\n"
 	"  -o compressor=lz4|zstd[:LEVEL]  zpool's compressor (lz4)\n"
 	"  -o swapsize=SIZE  backend capacity (2 * mem, or the swap file's size)\n"
+	"  -o readahead=auto|direct|cluster|vma  swap-in readahead (auto: direct for\n"
+	"                 RAM backends, vma for the file backend)\n"
 	"  -o allow_other others may use the mount (default when root)\n"
 	"  and the usual mount flags: ro, rw, nosuid, nodev, noexec, noatime, ...\n";
 
@@ -156,6 +159,10 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 	} else if (!strcmp(opt, "mem") && val) {
 		if (options_parse_size(val, ram, &o->mem) || !o->mem)
 			return fail("invalid mem= value '%s': want bytes with k/m/g/t suffix or N%%",
+				    val);
+	} else if (!strcmp(opt, "readahead") && val) {
+		if (readahead_parse(val, &o->readahead))
+			return fail("invalid readahead= value '%s': want auto, direct, cluster or vma",
 				    val);
 	} else if (!strcmp(opt, "memlimit") && val) {
 		if (options_parse_size(val, ram, &o->memlimit) || !o->memlimit)

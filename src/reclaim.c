@@ -106,6 +106,9 @@ static void evict(struct data_space *ds, struct inode *inode, uint64_t index, ui
 		  uint64_t entry)
 {
 	pagemap_set(&inode->pages, index, entry, NULL);
+	if (atomic_exchange_explicit(&lru_page(&ds->lru, pfn)->is_readahead, false,
+				     memory_order_relaxed))
+		atomic_fetch_add_explicit(&ds->ra.nr_misses, 1, memory_order_relaxed);
 	lru_page(&ds->lru, pfn)->inode = NULL;
 	pagepool_free_page(ds->pool, pfn);
 }
@@ -199,6 +202,8 @@ uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
 	 * one's inodes locked and give up, failing an allocation that waiting
 	 * a moment would have served.
 	 */
+	if (atomic_load(&ds->is_draining))
+		return 0; /* bringing everything back: nothing leaves now */
 	pthread_mutex_lock(&ds->reclaim_batch_lock);
 	may_store = !atomic_load(&ds->is_pool_full);
 	freed = finish_pending(ds, held);

@@ -1,78 +1,423 @@
 // SPDX-License-Identifier: MIT
 /*
  * tierctl: watch and steer a mounted tierfs through its control channel.
+ * One function per command; each returns the exit status.
  */
 #include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "tierfs/ctl.h"
 
-static const char usage[] =
-	"usage: tierctl stats MOUNTPOINT [--json]\n"
-	"       tierctl reclaim MOUNTPOINT SIZE|all\n"
-	"\n"
-	"  stats     the daemon's counters: data, memory budget, backend, reclaim,\n"
-	"            page pool, requests; --json for scripts\n"
-	"  reclaim   evict SIZE bytes (k/m/g suffixes) or all resident pages to the\n"
-	"            backend now (root or the mount's owner)\n"
-	"\n"
-	"exit status: 0 ok, 1 the request failed, 2 usage\n";
+enum {
+	EXIT_REFUSED = 1,	/* the daemon refused, or the request failed */
+	EXIT_USAGE = 2,		/* wrong arguments */
+	EXIT_NOT_TIERFS = 3,	/* no tierfs daemon answers for the path */
+	EXIT_INTERRUPTED = 130, /* drain stopped by SIGINT or SIGTERM */
+};
+
+#define EXIT_STATUS_HELP                                                            \
+	"exit status: 0 ok, 1 the daemon refused or the request failed, 2 usage,\n" \
+	"             3 not a tierfs mount (no daemon answers), 130 drain interrupted\n"
+
+struct command {
+	const char *name;
+	int (*run)(const char *mnt, int argc, char **argv);
+	const char *synopsis;
+	const char *help;
+};
+
+static char reply[CTL_REPLY_MAX];
+static volatile sig_atomic_t nr_signals; /* SIGINT and SIGTERM seen by drain */
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	nr_signals++;
+}
+
+/*
+ * Send request and leave the reply body in reply.  Returns 0, or prints why
+ * not and returns the exit status.  A signal can cut the exchange short
+ * (drain installs handlers without SA_RESTART): then it is sent again,
+ * which is why only requests that may be repeated are sent while they are
+ * installed.
+ */
+static int ask(const char *mnt, const char *request)
+{
+	sig_atomic_t seen;
+	int err;
+
+	do {
+		seen = nr_signals;
+		err = ctl_request(mnt, request, reply, sizeof(reply));
+	} while (err && seen != nr_signals);
+	switch (err) {
+	case 0:
+		return 0;
+	case -ENOTCONN:
+		fprintf(stderr, "tierctl: %s: not a tierfs mount (no daemon answers)\n", mnt);
+		return EXIT_NOT_TIERFS;
+	case -ENOENT:
+	case -ENOTDIR:
+		fprintf(stderr, "tierctl: %s: %s\n", mnt, strerror(-err));
+		return EXIT_NOT_TIERFS;
+	case -EPROTO:
+		if (!reply[0])
+			fprintf(stderr,
+				"tierctl: %s: the daemon closed the connection without a reply\n",
+				mnt);
+		else
+			fprintf(stderr, "tierctl: %s: %s\n", mnt, reply);
+		return EXIT_REFUSED;
+	default:
+		fprintf(stderr, "tierctl: %s: %s\n", mnt, strerror(-err));
+		return EXIT_REFUSED;
+	}
+}
+
+/*
+ * "VERB ARG ARG ..." into out.  The daemon splits at spaces and stops at a
+ * newline, so an argument holding either would be misread: refuse it.
+ */
+static bool join_request(char *out, size_t size, const char *verb, int argc, char **argv)
+{
+	size_t len = (size_t)snprintf(out, size, "%s", verb);
+
+	for (int i = 0; i < argc; i++) {
+		if (!argv[i][0] || strpbrk(argv[i], " \t\n\r")) {
+			fprintf(stderr, "tierctl: %s: bad argument '%s'\n", verb, argv[i]);
+			return false;
+		}
+		len += (size_t)snprintf(out + len, len < size ? size - len : 0, " %s", argv[i]);
+	}
+	if (len >= size) {
+		fprintf(stderr, "tierctl: %s: request too long\n", verb);
+		return false;
+	}
+	return true;
+}
+
+static int cmd_stats(const char *mnt, int argc, char **argv)
+{
+	bool is_json = false;
+	int ret;
+
+	for (int i = 0; i < argc; i++) {
+		if (strcmp(argv[i], "--json")) {
+			fprintf(stderr, "tierctl: stats: unknown argument '%s'\n", argv[i]);
+			return EXIT_USAGE;
+		}
+		is_json = true;
+	}
+	ret = ask(mnt, is_json ? "stats json" : "stats");
+	if (!ret)
+		fputs(reply, stdout);
+	return ret;
+}
+
+static int cmd_reclaim(const char *mnt, int argc, char **argv)
+{
+	char request[CTL_REQUEST_MAX];
+	int ret;
+
+	if (argc != 1) {
+		fprintf(stderr, "tierctl: reclaim: want one SIZE or 'all'\n");
+		return EXIT_USAGE;
+	}
+	if (!join_request(request, sizeof(request), "reclaim", argc, argv))
+		return EXIT_USAGE;
+	ret = ask(mnt, request);
+	if (!ret)
+		fputs(reply, stdout);
+	return ret;
+}
+
+static int cmd_set(const char *mnt, int argc, char **argv)
+{
+	char request[CTL_REQUEST_MAX];
+	int ret;
+
+	if (!argc) {
+		fprintf(stderr, "tierctl: set: want at least one KEY=VALUE\n");
+		return EXIT_USAGE;
+	}
+	for (int i = 0; i < argc; i++) {
+		if (!strchr(argv[i], '=')) {
+			fprintf(stderr, "tierctl: set: '%s' is not KEY=VALUE\n", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (!join_request(request, sizeof(request), "set", argc, argv))
+		return EXIT_USAGE;
+	ret = ask(mnt, request);
+	if (!ret)
+		fputs(reply, stdout);
+	return ret;
+}
+
+/* The reply to "drain status". */
+struct drain_progress {
+	char state[16]; /* idle, running, done, stopped, failed */
+	uint64_t pages_done;
+	uint64_t pages_total;
+	uint64_t bytes_per_sec;
+	uint64_t elapsed_ms;
+	uint64_t hits;	 /* pages that were resident already */
+	char error[256]; /* why it failed */
+};
+
+/* Parse reply into st; false if it has no state line. */
+static bool parse_drain_progress(struct drain_progress *st)
+{
+	static const struct {
+		const char *key;
+		size_t offset;
+	} numbers[] = {
+		{ "pages_done", offsetof(struct drain_progress, pages_done) },
+		{ "pages_total", offsetof(struct drain_progress, pages_total) },
+		{ "bytes_per_sec", offsetof(struct drain_progress, bytes_per_sec) },
+		{ "elapsed_ms", offsetof(struct drain_progress, elapsed_ms) },
+		{ "hits", offsetof(struct drain_progress, hits) },
+	};
+	char *line, *next, *value;
+
+	memset(st, 0, sizeof(*st));
+	for (line = reply; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			*next++ = '\0';
+		value = strchr(line, ' ');
+		if (!value)
+			continue;
+		*value++ = '\0';
+		if (!strcmp(line, "state"))
+			snprintf(st->state, sizeof(st->state), "%s", value);
+		else if (!strcmp(line, "error"))
+			snprintf(st->error, sizeof(st->error), "%s", value);
+		for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++)
+			if (!strcmp(line, numbers[i].key))
+				*(uint64_t *)((char *)st + numbers[i].offset) =
+					strtoull(value, NULL, 10);
+	}
+	return st->state[0];
+}
+
+/* "ETA 12 s" from the pace so far, or "ETA ?" before there is one. */
+static void format_eta(const struct drain_progress *st, char *out, size_t size)
+{
+	if (!st->pages_done || !st->elapsed_ms || st->pages_done > st->pages_total) {
+		snprintf(out, size, "ETA ?");
+		return;
+	}
+	snprintf(out, size, "ETA %" PRIu64 " s",
+		 ((st->pages_total - st->pages_done) * st->elapsed_ms / st->pages_done + 999) /
+			 1000);
+}
+
+static void show_progress(const struct drain_progress *st, bool is_tty)
+{
+	enum { BAR_WIDTH = 24 };
+	uint64_t percent = st->pages_total ? st->pages_done * 100 / st->pages_total : 100;
+	char bar[BAR_WIDTH + 1], eta[32];
+	int filled = (int)(percent > 100 ? BAR_WIDTH : percent * BAR_WIDTH / 100);
+
+	format_eta(st, eta, sizeof(eta));
+	if (!is_tty) {
+		fprintf(stderr, "drain: %" PRIu64 "/%" PRIu64 " pages, %" PRIu64 " MB/s, %s\n",
+			st->pages_done, st->pages_total, st->bytes_per_sec / 1000000, eta);
+		return;
+	}
+	memset(bar, '#', (size_t)filled);
+	memset(bar + filled, '.', (size_t)(BAR_WIDTH - filled));
+	bar[BAR_WIDTH] = '\0';
+	fprintf(stderr,
+		"\r[%s] %3" PRIu64 "%%  %" PRIu64 "/%" PRIu64 " pages  %" PRIu64 " MB/s  %s\033[K",
+		bar, percent, st->pages_done, st->pages_total, st->bytes_per_sec / 1000000, eta);
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int cmd_drain(const char *mnt, int argc, char **argv)
+{
+	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: wake the sleep */
+	const struct timespec poll_interval = { .tv_nsec = 200 * 1000 * 1000 };
+	bool is_tty = isatty(STDERR_FILENO), is_stopping = false;
+	uint64_t last_line_ms = now_ms();
+	struct drain_progress st;
+	int ret;
+
+	for (int i = 0; i < argc; i++) {
+		const char *target = NULL;
+
+		if (!strcmp(argv[i], "--to") && i + 1 < argc)
+			target = argv[++i];
+		else if (!strncmp(argv[i], "--to=", 5))
+			target = argv[i] + 5;
+		if (!target) {
+			fprintf(stderr, "tierctl: drain: unknown argument '%s'\n", argv[i]);
+			return EXIT_USAGE;
+		}
+		if (strcmp(target, "memory")) {
+			fprintf(stderr, "tierctl: drain: unknown target '%s': only 'memory'\n",
+				target);
+			return EXIT_USAGE;
+		}
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGINT);
+	sigaddset(&sa.sa_mask, SIGTERM);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	ret = ask(mnt, "drain start");
+	if (ret)
+		return ret;
+	if (!strncmp(reply, "running", 7))
+		fprintf(stderr, "drain: already running; following it\n");
+	for (;;) {
+		if (nr_signals && !is_stopping) {
+			/* The drain thread stops after its batch: wait to report what it did. */
+			ret = ask(mnt, "drain stop");
+			if (ret)
+				return ret;
+			is_stopping = true;
+			fprintf(stderr, "%sdrain: stopping after the current batch\n",
+				is_tty ? "\r\033[K" : "");
+		} else if (nr_signals > 1) {
+			fprintf(stderr, "drain: not waiting; it stops after the current batch\n");
+			return EXIT_INTERRUPTED;
+		}
+		ret = ask(mnt, "drain status");
+		if (ret)
+			return ret;
+		if (!parse_drain_progress(&st)) {
+			fprintf(stderr, "tierctl: %s: drain status without a state\n", mnt);
+			return EXIT_REFUSED;
+		}
+		if (strcmp(st.state, "running"))
+			break;
+		if (is_tty) {
+			show_progress(&st, true);
+		} else if (now_ms() - last_line_ms >= 1000) {
+			show_progress(&st, false);
+			last_line_ms = now_ms();
+		}
+		nanosleep(&poll_interval, NULL);
+	}
+	if (is_tty)
+		fputs("\r\033[K", stderr);
+
+	if (!strcmp(st.state, "done")) {
+		printf("drain: %" PRIu64 " pages in %" PRIu64 ".%01" PRIu64 " s, %" PRIu64
+		       " MB/s, %" PRIu64 " already resident\n",
+		       st.pages_done, st.elapsed_ms / 1000, st.elapsed_ms % 1000 / 100,
+		       st.bytes_per_sec / 1000000, st.hits);
+		return 0;
+	}
+	if (!strcmp(st.state, "stopped") && is_stopping) {
+		printf("stopped: %" PRIu64
+		       " pages brought back, nothing lost; run again to finish\n",
+		       st.pages_done);
+		return EXIT_INTERRUPTED;
+	}
+	if (!strcmp(st.state, "stopped"))
+		fprintf(stderr,
+			"tierctl: %s: drain stopped by another request after %" PRIu64
+			" pages, nothing lost\n",
+			mnt, st.pages_done);
+	else if (!strcmp(st.state, "failed"))
+		fprintf(stderr, "tierctl: %s: drain failed after %" PRIu64 " pages: %s\n", mnt,
+			st.pages_done, st.error[0] ? st.error : "no reason given");
+	else
+		fprintf(stderr, "tierctl: %s: drain is %s, not running\n", mnt, st.state);
+	return EXIT_REFUSED;
+}
+
+static const struct command commands[] = {
+	{ "stats", cmd_stats, "tierctl stats MOUNTPOINT [--json]",
+	  "  The daemon's counters: data, memory budget, backend, reclaim, page pool,\n"
+	  "  requests; --json prints one JSON object, for scripts.  Anyone may read them.\n" },
+	{ "reclaim", cmd_reclaim, "tierctl reclaim MOUNTPOINT SIZE|all",
+	  "  Evict SIZE bytes (k/m/g/t suffix) or all resident pages to the backend\n"
+	  "  now.  Root or the mount's owner only.\n" },
+	{ "set", cmd_set, "tierctl set MOUNTPOINT KEY=VALUE...",
+	  "  Change settings of the running daemon, all or none, and print them all:\n"
+	  "    mem=SIZE        resident budget (k/m/g/t suffix or N% of RAM)\n"
+	  "    memlimit=SIZE   the daemon's whole memory limit\n"
+	  "    readahead=auto|direct|cluster|vma   what a swap-in brings back\n"
+	  "  Root or the mount's owner only.\n" },
+	{ "drain", cmd_drain, "tierctl drain MOUNTPOINT [--to memory]",
+	  "  Bring every swapped page back to memory, showing progress.  Refused\n"
+	  "  when the data does not fit in the budget (raise it with tierctl set).\n"
+	  "  Ctrl-C stops it after the current batch, losing nothing (exit 130).\n"
+	  "  Root or the mount's owner only.\n" },
+};
+
+#define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static void print_usage(FILE *f, bool is_full)
+{
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		fprintf(f, "%s %s\n", i ? "      " : "usage:", commands[i].synopsis);
+	fputs("       tierctl [COMMAND] --help\n", f);
+	if (!is_full)
+		return;
+	fputs("\n", f);
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		fprintf(f, "%s\n%s", commands[i].name, commands[i].help);
+	fputs("\n" EXIT_STATUS_HELP, f);
+}
+
+static bool is_help(const char *arg)
+{
+	return !strcmp(arg, "-h") || !strcmp(arg, "--help");
+}
 
 int main(int argc, char **argv)
 {
-	const char *cmd, *mnt;
-	bool is_json = false;
-	char request[96];
-	char *reply;
-	int err;
+	const struct command *cmd = NULL;
+	int ret;
 
-	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-		fputs(usage, stdout);
+	/* A daemon that goes away mid-request is an error to report, not a kill. */
+	signal(SIGPIPE, SIG_IGN);
+	if (argc < 2) {
+		print_usage(stderr, false);
+		return EXIT_USAGE;
+	}
+	if (is_help(argv[1])) {
+		print_usage(stdout, true);
 		return 0;
 	}
-	if (argc < 3) {
-		fputs(usage, stderr);
-		return 2;
+	for (size_t i = 0; i < NR_COMMANDS; i++)
+		if (!strcmp(argv[1], commands[i].name))
+			cmd = &commands[i];
+	if (!cmd) {
+		fprintf(stderr, "tierctl: unknown command '%s'\n", argv[1]);
+		print_usage(stderr, false);
+		return EXIT_USAGE;
 	}
-	cmd = argv[1];
-	mnt = argv[2];
-	if (!strcmp(cmd, "reclaim")) {
-		if (argc != 4) {
-			fputs(usage, stderr);
-			return 2;
+	for (int i = 2; i < argc; i++) {
+		if (is_help(argv[i])) {
+			printf("usage: %s\n%s\n" EXIT_STATUS_HELP, cmd->synopsis, cmd->help);
+			return 0;
 		}
-		snprintf(request, sizeof(request), "reclaim %.64s", argv[3]);
-	} else if (!strcmp(cmd, "stats")) {
-		for (int i = 3; i < argc; i++) {
-			if (!strcmp(argv[i], "--json")) {
-				is_json = true;
-			} else {
-				fprintf(stderr, "tierctl: unknown argument '%s'\n", argv[i]);
-				return 2;
-			}
-		}
-		snprintf(request, sizeof(request), "%s", is_json ? "stats json" : "stats");
-	} else {
-		fprintf(stderr, "tierctl: unknown command '%s'\n%s", cmd, usage);
-		return 2;
 	}
-	reply = malloc(CTL_REPLY_MAX);
-	if (!reply) {
-		fprintf(stderr, "tierctl: out of memory\n");
-		return 1;
-	}
-	err = ctl_request(mnt, request, reply, CTL_REPLY_MAX);
-	if (err == -ENOTCONN)
-		fprintf(stderr, "tierctl: %s: not a tierfs mount (no daemon answers)\n", mnt);
-	else if (err == -EPROTO)
-		fprintf(stderr, "tierctl: %s: %s\n", mnt, reply);
-	else if (err)
-		fprintf(stderr, "tierctl: %s: %s\n", mnt, strerror(-err));
-	else
-		fputs(reply, stdout);
-	free(reply);
-	return err ? 1 : 0;
+	ret = argc < 3 ? EXIT_USAGE : cmd->run(argv[2], argc - 3, argv + 3);
+	if (ret == EXIT_USAGE)
+		fprintf(stderr, "usage: %s\n", cmd->synopsis);
+	return ret;
 }

@@ -24,8 +24,13 @@ struct budget_footprint {
 	uint64_t total;
 };
 
-/* Memory the daemon needs besides the data: threads, request buffers, codecs. */
+/*
+ * Memory kept free under a limit: the daemon's threads, request buffers and
+ * codecs, and room for the kernel to reclaim page cache charged to the same
+ * cgroup before it would have to kill: 24 MiB plus 1/16 of the limit.
+ */
 #define BUDGET_HEADROOM (24ULL << 20)
+#define BUDGET_HEADROOM_SHIFT 4
 
 /* The smallest resident budget, in pages: reclaim needs room for a few batches. */
 #define BUDGET_MIN_PAGES 256

@@ -16,6 +16,7 @@
 #include <sys/uio.h>
 
 #include "tierfs/lru.h"
+#include "tierfs/readahead.h"
 
 struct fuse_bufvec;
 struct inode;
@@ -69,6 +70,8 @@ struct data_space {
 	uint64_t budget_stamp_ns;		/* last update, CLOCK_MONOTONIC */
 	uint64_t backend_peak_bytes;		/* RAM pool's largest since the last trim */
 	struct swap_counters swap;
+	struct readahead ra;
+	atomic_bool is_draining;		/* a drain runs: reclaim stores nothing */
 
 	pthread_mutex_t reclaim_batch_lock;	/* one reclaim batch at a time, and: */
 	struct reclaim_pending pending[RECLAIM_MAX_PENDING];
@@ -148,6 +151,16 @@ int64_t data_seek(const struct inode *inode, uint64_t off, int whence);
  */
 ssize_t data_copy(struct data_space *ds, struct inode *dst, uint64_t dst_off,
 		  const struct inode *src, uint64_t src_off, uint64_t len);
+
+/*
+ * Bring up to max swapped pages of inode back to memory for good (their
+ * slots freed), loading in slot order, and free the backend copies of its
+ * clean resident pages, counted in *nr_hits.  Allocates without reclaim:
+ * the caller made sure they fit.  Returns pages brought back (0: none
+ * left), or -ENOMEM / -EIO with the failed pages still swapped.
+ */
+int64_t data_drain(struct data_space *ds, struct inode *inode, unsigned int max,
+		   uint64_t *nr_hits);
 
 /* Free every page of the inode. */
 void data_release(struct data_space *ds, struct inode *inode);

@@ -11,6 +11,8 @@
 #include <stdatomic.h>
 
 #include "tierfs/data.h"
+#include "tierfs/drain.h"
+#include "tierfs/memcg.h"
 #include "tierfs/ns.h"
 #include "tierfs/options.h"
 
@@ -27,6 +29,9 @@ struct tierfs {
 	struct data_space data;
 	struct fs_counters counters;
 	double timeout;			/* attr and entry cache, seconds */
+	struct drain drain;
+	struct memcg_watch memcg;
+	bool is_cgroup_budget;		/* memlimit from the daemon's cgroup */
 };
 
 /*
@@ -39,6 +44,13 @@ int tierfs_start(struct tierfs *fs);
 
 /* Free everything, open-unlinked files included. */
 void tierfs_destroy(struct tierfs *fs);
+
+/*
+ * Walk the regular files: the one after prev (NULL: the first), pinned so
+ * it stays while unlocked; prev is unpinned (and freed if nothing else
+ * holds it).  Returns NULL at the end.
+ */
+struct inode *tierfs_inode_next(struct tierfs *fs, struct inode *prev);
 
 /* The operations; userdata is the struct tierfs. */
 extern const struct fuse_lowlevel_ops tierfs_ops;

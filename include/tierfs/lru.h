@@ -39,6 +39,7 @@ struct lru_page {
 	bool is_writeback;		/* being stored by reclaim */
 	bool is_redirtied;		/* written while under writeback */
 	atomic_bool referenced;
+	atomic_bool is_readahead;	/* loaded by readahead, not used yet */
 };
 
 struct lru {

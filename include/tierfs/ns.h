@@ -45,6 +45,8 @@ struct inode {
 	dev_t rdev;
 	uint32_t flags;			/* FS_*_FL: immutable, append, nodump, noatime */
 	uint64_t size;			/* st_size */
+	uint64_t ra_prev_first;		/* first page of the last swap-in fault, */
+	uint64_t ra_prev_end;		/* and the page after its last */
 	struct timespec atime, mtime, ctime;
 	union {
 		struct pagemap pages;	/* S_IFREG */

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tierfs/readahead.h"
+
 struct codec;
 struct tier_backend_ops;
 
@@ -35,6 +37,7 @@ struct tierfs_options {
 	const struct codec *codec;	/* compressor= for zpool */
 	int codec_level;
 	uint64_t swapsize;		/* backend capacity, bytes; 0 = default */
+	enum readahead_policy readahead;	/* swap-in readahead; 0 = auto */
 	bool foreground;
 	bool debug;
 	bool allow_other;

@@ -4,7 +4,9 @@
 # The daemon inside a memory cgroup of 160 MiB with memlimit=160M, fed 400
 # MiB of random data: with a RAM backend the writes stop with ENOSPC once
 # the pool fills the limit, and everything written before reads back; with
-# the file backend all of it fits.  Never killed by the OOM killer.
+# the file backend all of it fits.  Without mem= or memlimit= the budget
+# comes from the daemon's cgroup, follows its limit and hears its pressure
+# events.  Never killed by the OOM killer.
 #
 # usage: mnt_limit.sh TIERFS TIERCTL
 # Exits 0 pass, 1 fail, 77 skip (not root, no /dev/fuse, no v1 memory cgroup).
@@ -73,7 +75,53 @@ check_backend() {
 	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
 }
 
+# No mem= or memlimit=: the budget comes from the daemon's own cgroup,
+# follows a change of its limit, and pressure in the cgroup reclaims early.
+check_cgroup_budget() {
+	mkdir "$cg" && echo $((limit_mb << 20)) >"$cg/memory.limit_in_bytes" || {
+		fail "cgroup budget: cgroup" "created" "an error"
+		return
+	}
+	if ! in_cg "$tierfs" "$mnt" -o "backend=file:$work/swap,swapsize=1G"; then
+		fail "cgroup budget: mount" "status 0" "a failure"
+		rmdir "$cg"
+		return
+	fi
+	source=$("$tierctl" stats "$mnt" | sed -n 's/^mem_source *//p')
+	case "$source" in
+	"cgroup $cg/memory.limit_in_bytes") ok "cgroup budget: from $source" ;;
+	*) fail "cgroup budget: mem_source" "cgroup $cg/memory.limit_in_bytes" "$source" ;;
+	esac
+	limit=$(stat_of mem_limit_bytes)
+	[ "$limit" -eq $((limit_mb << 20)) ] && ok "cgroup budget: limit $limit" ||
+		fail "cgroup budget: mem_limit_bytes" $((limit_mb << 20)) "$limit"
+	in_cg dd if="$src" of="$mnt/f" bs=1M 2>/dev/null &&
+		cmp -s "$src" "$mnt/f" && ok "cgroup budget: 400 MiB in a $limit_mb MiB cgroup, exact" ||
+		fail "cgroup budget: 400 MiB written and read back" "exact" "a difference"
+	echo $((128 << 20)) >"$cg/memory.limit_in_bytes"
+	for _ in $(seq 30); do
+		[ "$(stat_of mem_limit_bytes)" -eq $((128 << 20)) ] && break
+		sleep 0.1
+	done
+	limit=$(stat_of mem_limit_bytes)
+	[ "$limit" -eq $((128 << 20)) ] && ok "cgroup budget: follows the limit down to 128 MiB" ||
+		fail "cgroup budget: limit after the change" $((128 << 20)) "$limit"
+	# Page cache charged to the cgroup: the kernel reclaims, tierfs hears of it.
+	before=$(stat_of pressure_events)
+	in_cg sh -c "head -c $((256 << 20)) /dev/zero >'$work/fill' && cat '$work/fill' >/dev/null"
+	rm -f "$work/fill"
+	after=$(stat_of pressure_events)
+	[ "$after" -gt "$before" ] && ok "cgroup budget: $((after - before)) pressure events" ||
+		fail "cgroup budget: pressure events" "> $before" "$after"
+	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
+	[ "${kills:-0}" -eq 0 ] && ok "cgroup budget: no OOM kill" ||
+		fail "cgroup budget: OOM kills" 0 "$kills"
+	fusermount3 -u "$mnt"
+	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+}
+
 check_backend zpool "backend=zpool" yes
 check_backend ramdisk "backend=ramdisk" yes
 check_backend file "backend=file:$work/swap,swapsize=1G" no
+check_cgroup_budget
 finish

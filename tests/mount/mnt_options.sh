@@ -587,10 +587,10 @@ check_tierctl() {
 
 	err=$("$tierctl" stats /tmp 2>&1 >/dev/null)
 	rc=$?
-	if [ $rc -eq 1 ] && [ -n "$err" ]; then
-		ok "$n stats /tmp: exit 1 with a message ($err)"
+	if [ $rc -eq 3 ] && [ -n "$err" ]; then
+		ok "$n stats /tmp: exit 3 (not a tierfs mount) with a message ($err)"
 	else
-		fail "$n stats /tmp: exit 1 with a message" "1 and a message" "$rc '$err'"
+		fail "$n stats /tmp: exit 3 with a message" "3 and a message" "$rc '$err'"
 	fi
 	"$tierctl" >/dev/null 2>&1
 	expect "$n without arguments: exit status" 2 "$?"

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The drain thread: every regular file in turn, pinned so that it cannot
+ * go while its lock is dropped between batches, and its swapped pages
+ * brought back a batch at a time.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "tierfs/backend.h"
+#include "tierfs/data.h"
+#include "tierfs/drain.h"
+#include "tierfs/fs.h"
+#include "tierfs/pagepool.h"
+
+/* Pages one batch brings back, at most: the inode is locked meanwhile. */
+#define DRAIN_BATCH 256
+
+static const char *const state_names[] = {
+	[DRAIN_IDLE] = "idle",	     [DRAIN_RUNNING] = "running", [DRAIN_DONE] = "done",
+	[DRAIN_STOPPED] = "stopped", [DRAIN_FAILED] = "failed",
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+const char *drain_state_name(enum drain_state state)
+{
+	return state_names[state];
+}
+
+void drain_init(struct drain *d)
+{
+	memset(d, 0, sizeof(*d));
+	pthread_mutex_init(&d->lock, NULL);
+}
+
+static uint64_t nr_stored(struct data_space *ds)
+{
+	struct backend_stats bs;
+
+	ds->backend->ops->get_stats(ds->backend, &bs);
+	return bs.stored_pages;
+}
+
+/* One pass over every file; returns 0, -EINTR when stopped, or -errno. */
+static int drain_pass(struct tierfs *fs)
+{
+	struct drain *d = &fs->drain;
+	struct inode *inode = NULL;
+	int err = 0;
+
+	while (!err && (inode = tierfs_inode_next(fs, inode))) {
+		int64_t n;
+
+		do {
+			uint64_t hits = 0;
+
+			if (atomic_load(&d->stop)) {
+				err = -EINTR;
+				break;
+			}
+			pthread_rwlock_wrlock(&inode->lock);
+			n = data_drain(&fs->data, inode, DRAIN_BATCH, &hits);
+			pthread_rwlock_unlock(&inode->lock);
+			if (n < 0)
+				err = (int)n;
+			else
+				atomic_fetch_add(&d->nr_done, (uint64_t)n);
+			atomic_fetch_add(&d->nr_hits, hits);
+			atomic_fetch_add_explicit(&fs->data.ra.nr_hits, hits, memory_order_relaxed);
+		} while (n > 0);
+	}
+	if (inode)
+		tierfs_inode_next(fs, inode); /* unpin */
+	return err;
+}
+
+static void *drain_thread(void *arg)
+{
+	struct tierfs *fs = arg;
+	struct drain *d = &fs->drain;
+	enum drain_state state = DRAIN_DONE;
+	int err = 0;
+
+	/* Pages freed behind the walk and swapped again are found by the next pass. */
+	for (int pass = 0; pass < 4 && !err && nr_stored(&fs->data); pass++)
+		err = drain_pass(fs);
+	atomic_store(&fs->data.is_draining, false);
+	pthread_mutex_lock(&d->lock);
+	if (err == -EINTR) {
+		state = DRAIN_STOPPED;
+	} else if (err) {
+		state = DRAIN_FAILED;
+		snprintf(d->error, sizeof(d->error), "%s", strerror(-err));
+	} else if (nr_stored(&fs->data)) {
+		state = DRAIN_FAILED;
+		snprintf(d->error, sizeof(d->error),
+			 "pages kept being swapped out behind the drain");
+	}
+	d->state = state;
+	d->end_ns = now_ns();
+	pthread_mutex_unlock(&d->lock);
+	return NULL;
+}
+
+int drain_start(struct tierfs *fs, char *msg, size_t size)
+{
+	struct data_space *ds = &fs->data;
+	struct drain *d = &fs->drain;
+	uint64_t need, stored;
+	int err;
+
+	if (!ds->backend) {
+		snprintf(msg, size, "this mount has no backend");
+		return -EINVAL;
+	}
+	pthread_mutex_lock(&d->lock);
+	if (d->state == DRAIN_RUNNING) {
+		pthread_mutex_unlock(&d->lock);
+		return 1;
+	}
+	if (d->has_thread) {
+		pthread_join(d->thread, NULL);
+		d->has_thread = false;
+	}
+	stored = nr_stored(ds);
+	need = stored + pagepool_nr_in_use(ds->pool);
+	if (need > ds->mem_pages) {
+		pthread_mutex_unlock(&d->lock);
+		snprintf(msg, size,
+			 "drain needs %" PRIu64 " MiB within the budget, which is %" PRIu64
+			 " MiB: raise it first (tierctl set MOUNT mem=SIZE)",
+			 (need * PAGE_SIZE + (1 << 20) - 1) >> 20,
+			 ((uint64_t)ds->mem_pages * PAGE_SIZE) >> 20);
+		return -ENOSPC;
+	}
+	d->state = DRAIN_RUNNING;
+	d->nr_total = stored;
+	atomic_store(&d->nr_done, 0);
+	atomic_store(&d->nr_hits, 0);
+	atomic_store(&d->stop, false);
+	d->error[0] = '\0';
+	d->start_ns = now_ns();
+	atomic_store(&ds->is_draining, true);
+	err = pthread_create(&d->thread, NULL, drain_thread, fs);
+	if (err) {
+		atomic_store(&ds->is_draining, false);
+		d->state = DRAIN_FAILED;
+		snprintf(d->error, sizeof(d->error), "%s", strerror(err));
+		snprintf(msg, size, "cannot start: %s", strerror(err));
+		pthread_mutex_unlock(&d->lock);
+		return -err;
+	}
+	d->has_thread = true;
+	pthread_mutex_unlock(&d->lock);
+	return 0;
+}
+
+bool drain_stop(struct drain *d)
+{
+	bool is_running;
+
+	pthread_mutex_lock(&d->lock);
+	is_running = d->state == DRAIN_RUNNING;
+	if (is_running)
+		atomic_store(&d->stop, true);
+	pthread_mutex_unlock(&d->lock);
+	return is_running;
+}
+
+void drain_get_status(struct drain *d, struct drain_status *st)
+{
+	uint64_t end;
+
+	pthread_mutex_lock(&d->lock);
+	st->state = d->state;
+	st->nr_done = atomic_load(&d->nr_done);
+	st->nr_hits = atomic_load(&d->nr_hits);
+	st->nr_total = d->nr_total;
+	end = d->state == DRAIN_RUNNING ? now_ns() : d->end_ns;
+	st->elapsed_ms = d->state == DRAIN_IDLE ? 0 : (end - d->start_ns) / 1000000;
+	st->bytes_per_sec = st->elapsed_ms ? st->nr_done * PAGE_SIZE * 1000 / st->elapsed_ms : 0;
+	snprintf(st->error, sizeof(st->error), "%s", d->error);
+	pthread_mutex_unlock(&d->lock);
+}
+
+void drain_destroy(struct drain *d)
+{
+	drain_stop(d);
+	pthread_mutex_lock(&d->lock);
+	if (d->has_thread) {
+		pthread_mutex_unlock(&d->lock);
+		pthread_join(d->thread, NULL);
+		pthread_mutex_lock(&d->lock);
+		d->has_thread = false;
+	}
+	pthread_mutex_unlock(&d->lock);
+	pthread_mutex_destroy(&d->lock);
+}

@@ -1,0 +1,444 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# tierctl against a live daemon, zpool and file backends: drain brings
+# every swapped page back byte-exact, is refused when the data would not
+# fit, runs under concurrent reads and writes and stops cleanly on SIGINT
+# and SIGTERM; set changes the budget and the readahead policy live and
+# refuses a bad pair whole; other users may read the stats but change
+# nothing; malformed control requests get an error and the daemon serves on.
+#
+# usage: mnt_ctl.sh TIERFS TIERCTL
+# Exits 0 pass, 1 fail, 77 skip (not root, no usable /dev/fuse).
+
+set -u
+tierfs=$1
+tierctl=$2
+
+# shellcheck source=tests/mount/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+MIB=1048576
+
+# The source: 25 MiB in 1 MiB pieces, cycling zeros, text, random, text.
+src=$work/src
+src_mb=25
+for i in $(seq 0 $((src_mb - 1))); do
+	case $((i % 4)) in
+	0) head -c $MIB /dev/zero ;;
+	2) head -c $MIB /dev/urandom ;;
+	*) head -c 786432 /dev/urandom | base64 -w 0 | head -c $MIB ;;
+	esac
+done >"$src"
+want=$(md5 "$src")
+
+# expect NAME WANT GOT
+expect() {
+	if [ "$2" = "$3" ]; then ok "$1"; else fail "$1" "$2" "$3"; fi
+}
+
+# expect_in NAME PATTERN TEXT: TEXT contains PATTERN (a case pattern).
+expect_in() {
+	# shellcheck disable=SC2254
+	case $3 in
+	*$2*) ok "$1" ;;
+	*) fail "$1" "'$2' in the output" "'$3'" ;;
+	esac
+}
+
+# expect_line NAME REGEX TEXT: a line of TEXT matches REGEX (grep -E).
+expect_line() {
+	if printf '%s\n' "$3" | grep -Eq "$2"; then
+		ok "$1"
+	else
+		fail "$1" "a line matching '$2'" "'$3'"
+	fi
+}
+
+# A memory pressure event of the daemon's cgroup (or, v1, of any cgroup
+# below the one it listens at) makes it give back a sixteenth of its
+# resident pages, so on a busy machine a drain can be partly undone at
+# once: count the events around each drain.
+pressure_events() { stat_of pressure_events; }
+
+# expect_empty NAME EVENTS: the backend is empty, or the pressure events
+# since there were EVENTS explain what is in it again.
+expect_empty() {
+	stored=$(stat_of stored_pages)
+	events=$(pressure_events)
+	if [ "$stored" = 0 ]; then
+		ok "$1"
+	elif [ "${events:-0}" -gt "$2" ]; then
+		ok "$1 (but $stored pages evicted again by $((events - $2)) pressure events)"
+	else
+		fail "$1" 0 "$stored"
+	fi
+}
+
+# reclaim_all NAME: tierctl reclaim all leaves (next to) nothing resident.
+reclaim_all() {
+	out=$("$tierctl" reclaim "$mnt" all 2>&1)
+	rc=$?
+	resident=$(stat_of resident_bytes)
+	if [ $rc -eq 0 ] && [ "${resident:-0}" -le $MIB ]; then
+		ok "$1: reclaim all leaves $resident bytes resident"
+	else
+		fail "$1: reclaim all" "exit 0, <= $MIB bytes resident" \
+			"exit $rc, $resident bytes resident ($out)"
+	fi
+}
+
+# write_files PREFIX N: N copies of the source, PREFIX0 ... in the mount.
+write_files() {
+	i=0
+	while [ $i -lt "$2" ]; do
+		cp "$src" "$mnt/$1$i" || return 1
+		i=$((i + 1))
+	done
+}
+
+# nr_bad FLAGS FILE...: how many FILEs differ from the source; FLAGS are
+# dd's iflag= (direct: served without being brought back).
+nr_bad() {
+	flags=$1
+	shift
+	bad=0
+	for f in "$@"; do
+		got=$(dd if="$f" bs=1M iflag="$flags" status=none | md5sum | cut -d' ' -f1)
+		[ "$got" = "$want" ] || bad=$((bad + 1))
+	done
+	echo $bad
+}
+
+# The exit codes that need no daemon, or only its absence.
+check_usage() {
+	"$tierctl" stats "$work" >/dev/null 2>&1
+	expect "stats on a directory that is no tierfs: exit 3" 3 $?
+	"$tierctl" set "$mnt" mem >/dev/null 2>&1
+	expect "set with an argument that is not KEY=VALUE: exit 2" 2 $?
+	"$tierctl" drain "$mnt" --to disk >/dev/null 2>&1
+	expect "drain --to disk: exit 2" 2 $?
+	"$tierctl" drain --help >/dev/null 2>&1
+	expect "drain --help: exit 0" 0 $?
+}
+
+# 1 and 2: refused while it cannot fit, then everything back byte-exact.
+check_drain() {
+	name=$1
+
+	reclaim_all "$name"
+	stored=$(stat_of stored_pages)
+	if [ "${stored:-0}" -gt 0 ]; then
+		ok "$name: $stored pages swapped out"
+	else
+		fail "$name: stored_pages after reclaim all" "> 0" "${stored:-none}"
+	fi
+
+	out=$("$tierctl" drain "$mnt" 2>&1)
+	expect "$name: drain over mem=32M: exit 1" 1 $?
+	expect_in "$name: the refusal says how much is needed" "needs*MiB" "$out"
+	expect_in "$name: the refusal points to tierctl set" "tierctl set" "$out"
+	expect "$name: a refused drain moves nothing" "$stored" "$(stat_of stored_pages)"
+
+	out=$("$tierctl" set "$mnt" mem=256M 2>&1)
+	expect "$name: set mem=256M: exit 0" 0 $?
+	expect_line "$name: set prints the new budget" "^mem=" "$out"
+	events=$(pressure_events)
+	out=$("$tierctl" drain "$mnt" 2>&1)
+	rc=$?
+	expect "$name: drain: exit 0" 0 $rc
+	[ $rc -eq 0 ] || echo "# $out"
+	expect_line "$name: drain prints a summary" "^drain: [0-9]+ pages in" "$out"
+	expect_empty "$name: backend empty after the drain" "$events"
+	resident=$(stat_of resident_bytes)
+	data=$(stat_of data_bytes)
+	filled=$(stat_of same_filled_pages)
+	stored=$(stat_of stored_pages)
+	# Same-filled pages are values in the page map, neither resident nor stored.
+	if [ "$((resident + (filled + stored) * 4096))" -ge "$data" ]; then
+		ok "$name: resident $resident + $filled same-filled + $stored stored pages cover $data"
+	else
+		fail "$name: resident + same-filled + stored >= data" ">= $data" \
+			"$resident + $filled + $stored pages"
+	fi
+	expect "$name: every file byte-exact after the drain" 0 "$(nr_bad fullblock "$mnt"/f*)"
+
+	stored=$(stat_of stored_pages)
+	out=$("$tierctl" drain "$mnt" 2>&1)
+	expect "$name: drain again: exit 0" 0 $?
+	if [ "$stored" = 0 ]; then
+		expect_line "$name: drain with nothing swapped: 0 pages" "^drain: 0 pages" "$out"
+	else
+		echo "# $stored pages evicted by pressure before the second drain: $out"
+	fi
+}
+
+# 3: reads and writes all along a drain.
+check_drain_under_io() {
+	name=$1
+
+	reclaim_all "$name: under I/O"
+	rm -f "$work/io.stop" "$work/io.fail"
+	(
+		n=0
+		while [ ! -e "$work/io.stop" ] || [ $n -lt 3 ]; do
+			k=$((n % (src_mb - 2)))
+			f=$mnt/f$((n % 4))
+			# Rewrite a piece with what it holds, write and compare a scratch file.
+			dd if="$src" of="$f" bs=1M skip=$k seek=$k count=1 conv=notrunc status=none ||
+				echo "rewrite $f at $k MiB" >>"$work/io.fail"
+			dd if="$src" of="$mnt/g" bs=1M skip=$k count=2 status=none ||
+				echo "write g" >>"$work/io.fail"
+			dd if="$src" bs=1M skip=$k count=2 status=none | cmp -s - "$mnt/g" ||
+				echo "g differs at round $n" >>"$work/io.fail"
+			cmp -s "$src" "$mnt/f$(((n + 1) % 4))" ||
+				echo "f$(((n + 1) % 4)) differs at round $n" >>"$work/io.fail"
+			n=$((n + 1))
+		done
+	) &
+	io=$!
+	sleep 0.1
+	events=$(pressure_events)
+	out=$("$tierctl" drain "$mnt" 2>&1)
+	rc=$?
+	touch "$work/io.stop"
+	wait $io
+	expect "$name: drain under reads and writes: exit 0" 0 $rc
+	[ $rc -eq 0 ] || echo "# $out"
+	if [ -s "$work/io.fail" ]; then
+		fail "$name: I/O during the drain" "no errors" "$(head -n 3 "$work/io.fail")"
+	else
+		ok "$name: reads and writes during the drain all exact"
+	fi
+	expect_empty "$name: backend empty after a drain under I/O" "$events"
+	expect "$name: every file byte-exact after a drain under I/O" 0 \
+		"$(nr_bad fullblock "$mnt"/f*)"
+	rm -f "$mnt/g"
+}
+
+# 4: SIGINT or SIGTERM stops the drain after its batch, losing nothing.
+check_drain_interrupted() {
+	name=$1
+	sig=$2
+
+	reclaim_all "$name: SIG$sig"
+	before=$(stat_of stored_pages)
+	"$tierctl" drain "$mnt" >"$work/drain.out" 2>&1 &
+	pid=$!
+	sleep 0.2
+	kill -"$sig" $pid 2>/dev/null
+	wait $pid
+	rc=$?
+	out=$(cat "$work/drain.out")
+	if [ $rc -eq 0 ]; then
+		ok "$name: drain finished before SIG$sig (exit 0; the stop was not exercised)"
+		echo "# $before pages swapped; $out"
+	else
+		expect "$name: drain stopped by SIG$sig: exit 130" 130 $rc
+		expect_in "$name: SIG$sig: the summary says nothing is lost" \
+			"stopped: * pages brought back, nothing lost; run again to finish" "$out"
+		left=$(stat_of stored_pages)
+		if [ "${left:-0}" -gt 0 ] && [ "$left" -lt "$before" ]; then
+			ok "$name: SIG$sig: stopped part way ($left of $before pages left)"
+		else
+			fail "$name: SIG$sig: part of the pages brought back" \
+				"0 < left < $before" "$left"
+		fi
+	fi
+	[ $rc -eq 0 ] || [ $rc -eq 130 ] || echo "# $out"
+	# Read without bringing back, so the next drain still has the rest to do.
+	expect "$name: SIG$sig: every file byte-exact (O_DIRECT)" 0 \
+		"$(nr_bad direct "$mnt"/f* "$mnt"/h*)"
+	events=$(pressure_events)
+	out=$("$tierctl" drain "$mnt" 2>&1)
+	expect "$name: SIG$sig: a second drain finishes: exit 0" 0 $?
+	expect_empty "$name: SIG$sig: backend empty after the second drain" "$events"
+}
+
+# 5: set changes the budget and the policy live, and refuses bad pairs whole.
+check_set() {
+	name=$1
+
+	out=$("$tierctl" set "$mnt" mem=64M readahead=direct 2>&1)
+	expect "$name: set mem=64M readahead=direct: exit 0" 0 $?
+	expect_line "$name: set prints mem=" "^mem=" "$out"
+	expect_line "$name: set prints memlimit=" "^memlimit=" "$out"
+	expect_line "$name: set prints readahead=direct" "^readahead=direct$" "$out"
+	expect "$name: mem_budget_bytes after set mem=64M" $((64 * MIB)) \
+		"$(stat_of mem_budget_bytes)"
+	json=$("$tierctl" stats "$mnt" --json)
+	expect_in "$name: stats show readahead policy direct" \
+		'"readahead":{"policy":"direct"' "$json"
+	expect_in "$name: stats show readahead policy_set direct" '"policy_set":"direct"' "$json"
+
+	# Each with a good pair after it: all or nothing.
+	for bad in bogus=1 mem=abc readahead=sideways memlimit=lots; do
+		out=$("$tierctl" set "$mnt" "$bad" readahead=vma 2>&1)
+		expect "$name: set $bad readahead=vma: exit 1" 1 $?
+		case $bad in
+		bogus=*) named=bogus ;;
+		*) named=${bad#*=} ;;
+		esac
+		expect_in "$name: set $bad: the message names '$named'" "$named" "$out"
+	done
+	expect "$name: a refused set changes no budget" $((64 * MIB)) "$(stat_of mem_budget_bytes)"
+	json=$("$tierctl" stats "$mnt" --json)
+	expect_in "$name: a refused set changes no policy" '"policy_set":"direct"' "$json"
+
+	cat "$mnt"/f* >/dev/null # fill the budget
+	"$tierctl" set "$mnt" mem=16M >/dev/null
+	expect "$name: set mem=16M: exit 0" 0 $?
+	i=0
+	while [ $i -lt 50 ] && [ "$(stat_of resident_bytes)" -gt $((16 * MIB)) ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	resident=$(stat_of resident_bytes)
+	if [ "$resident" -le $((16 * MIB)) ]; then
+		ok "$name: resident $resident within mem=16M after $((i / 10)).$((i % 10)) s"
+	else
+		fail "$name: resident within 5 s of set mem=16M" "<= $((16 * MIB))" "$resident"
+	fi
+	expect "$name: every file byte-exact after the shrink" 0 "$(nr_bad fullblock "$mnt"/f*)"
+}
+
+# 6: another user reads the stats and changes nothing.
+check_permissions() {
+	name=$1
+
+	# The mount point and a copy of tierctl must be reachable for nobody.
+	chmod 755 "$work"
+	cp "$tierctl" "$work/tierctl"
+	chmod 755 "$work/tierctl"
+	as_nobody() {
+		setpriv --reuid=65534 --regid=65534 --clear-groups "$work/tierctl" "$@"
+	}
+	budget=$(stat_of mem_budget_bytes)
+	out=$(as_nobody stats "$mnt" 2>&1)
+	expect "$name: nobody: stats: exit 0" 0 $?
+	expect_in "$name: nobody: stats prints the counters" "data_bytes" "$out"
+	out=$(as_nobody set "$mnt" mem=1G 2>&1)
+	expect "$name: nobody: set mem=1G: exit 1" 1 $?
+	expect_in "$name: nobody: set: permission denied" "permission denied" "$out"
+	out=$(as_nobody reclaim "$mnt" all 2>&1)
+	expect "$name: nobody: reclaim all: exit 1" 1 $?
+	expect_in "$name: nobody: reclaim: permission denied" "permission denied" "$out"
+	out=$(as_nobody drain "$mnt" 2>&1)
+	expect "$name: nobody: drain: exit 1" 1 $?
+	expect_in "$name: nobody: drain: permission denied" "permission denied" "$out"
+	expect "$name: nobody changed no budget" "$budget" "$(stat_of mem_budget_bytes)"
+}
+
+# 7: requests no tierctl sends, straight to the socket.
+check_malformed() {
+	name=$1
+
+	if ! command -v python3 >/dev/null; then
+		echo "# skip: malformed requests need python3"
+		return
+	fi
+	if ! python3 - "$mnt" >"$work/malformed.out" 2>&1 <<'EOF'
+import os, socket, sys
+
+st = os.stat(sys.argv[1])
+address = "\0tierfs/%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))
+requests = {
+    "an empty line": b"\n",
+    "64 KiB of garbage without a newline": bytes(range(1, 256)) * 257,
+    "a line of NUL bytes": b"\0" * 100 + b"\n",
+    "set": b"set\n",
+    "set =": b"set =\n",
+    "set mem=": b"set mem=\n",
+    "drain": b"drain\n",
+    "drain bogus": b"drain bogus\n",
+    "reclaim -5": b"reclaim -5\n",
+}
+
+
+def ask(payload):
+    """The daemon's reply to payload, b"" if it closed, or why it failed."""
+    reply = b""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.settimeout(10)
+    try:
+        s.connect(address)
+        s.sendall(payload)
+        while True:
+            chunk = s.recv(65536)
+            if not chunk:
+                break
+            reply += chunk
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    except OSError as e:
+        reply = ("(%s)" % e).encode()
+    finally:
+        s.close()
+    return reply
+
+
+for what, payload in requests.items():
+    reply = ask(payload)
+    alive = ask(b"stats\n").startswith(b"ok\n")
+    if not reply.startswith(b"error:") and reply != b"":
+        verdict = "bad"
+    elif not alive:
+        verdict, reply = "bad", reply + b" and then the daemon no longer answers stats"
+    else:
+        verdict = "good"
+    print("%s %s: %r" % (verdict, what, reply[:100]))
+EOF
+	then
+		fail "$name: malformed requests" "python3 exit 0" "$(tail -n 3 "$work/malformed.out")"
+	fi
+	while read -r verdict what; do
+		case $verdict in
+		good) ok "$name: malformed request ${what%%: *}: ${what#*: }" ;;
+		bad) fail "$name: malformed request ${what%%: *}" "an error: reply or a close" \
+			"${what#*: }" ;;
+		esac
+	done <"$work/malformed.out"
+	out=$("$tierctl" stats "$mnt" 2>&1)
+	expect "$name: the daemon still answers stats after malformed requests" 0 $?
+}
+
+check_backend() {
+	name=$1
+	opts=$2
+
+	if ! "$tierfs" "$mnt" -o "size=2G,mem=32M,swapsize=1G,cache=never,$opts"; then
+		fail "$name: mount" "status 0" "a failure"
+		return
+	fi
+	if write_files f 4; then
+		ok "$name: wrote $((4 * src_mb)) MiB"
+	else
+		fail "$name: write" "$((4 * src_mb)) MiB" "a failure"
+	fi
+	check_drain "$name"
+	check_drain_under_io "$name"
+	case $opts in
+	*file:*)
+		if write_files h 12; then
+			ok "$name: wrote $((12 * src_mb)) MiB more"
+		else
+			fail "$name: write" "$((12 * src_mb)) MiB more" "a failure"
+		fi
+		"$tierctl" set "$mnt" mem=1G >/dev/null
+		check_drain_interrupted "$name" INT
+		check_drain_interrupted "$name" TERM
+		;;
+	*)
+		check_set "$name"
+		check_permissions "$name"
+		check_malformed "$name"
+		;;
+	esac
+	fusermount3 -u "$mnt"
+}
+
+check_usage
+check_backend zpool "backend=zpool"
+check_backend file "backend=file:${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test-ctl.swap.$$"
+
+finish
