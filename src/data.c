@@ -475,6 +475,8 @@ int64_t data_drain(struct data_space *ds, struct inode *inode, unsigned int max,
 			if (p->swap_slot) {
 				free_slot(ds, p->swap_slot - 1);
 				p->swap_slot = 0;
+				/* Counted here, so not again when read. */
+				atomic_store(&p->is_readahead, false);
 				(*nr_hits)++;
 			}
 		}

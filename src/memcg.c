@@ -49,7 +49,8 @@ static void follow_limit(struct memcg_watch *w)
 	pthread_mutex_unlock(&w->lock);
 	atomic_fetch_add(&w->nr_limit_changes, 1);
 	/* Lifted altogether: the budget in force stays, as mem=. */
-	budget_set(ds, cl.limit_bytes ? ds->mem_cap_pages << PAGE_SHIFT : ds->mem_pages << PAGE_SHIFT,
+	budget_set(ds,
+		   cl.limit_bytes ? ds->mem_cap_pages << PAGE_SHIFT : ds->mem_pages << PAGE_SHIFT,
 		   cl.limit_bytes);
 }
 
@@ -95,7 +96,11 @@ int memcg_start(struct memcg_watch *w, struct data_space *ds, bool is_following)
 	w->wake_fd = eventfd(0, EFD_CLOEXEC);
 	if (w->wake_fd < 0)
 		return -errno;
-	if (w->roots.v1_memory[0] || w->roots.v2[0])
+	/*
+	 * Only a limited cgroup's pressure is ours: at the root it is every
+	 * cgroup's reclaim, which would evict for nothing.
+	 */
+	if (w->limit)
 		cgroup_pressure_open(&w->roots, w->v1, w->v2, &w->pressure);
 	err = pthread_create(&w->thread, NULL, watch, w);
 	if (err) {

@@ -263,12 +263,21 @@ uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
 
 uint64_t reclaim_pages(struct data_space *ds, uint64_t nr)
 {
-	uint64_t freed = 0, n;
+	uint64_t freed = 0, n, nr_idle = 0, max_idle;
 
 	if (!ds->backend)
 		return 0;
-	while (freed < nr && (n = reclaim_batch(ds, NULL)))
+	/*
+	 * A batch that frees nothing may only have promoted referenced pages
+	 * or aged the active list: give up once every listed page has had
+	 * its scan, and two more batches.
+	 */
+	max_idle = (ds->lru.nr[LRU_INACTIVE] + ds->lru.nr[LRU_ACTIVE]) / (8 * RECLAIM_BATCH) + 2;
+	while (freed < nr && nr_idle < max_idle) {
+		n = reclaim_batch(ds, NULL);
 		freed += n;
+		nr_idle = n ? 0 : nr_idle + 1;
+	}
 	return freed;
 }
 

@@ -7,7 +7,6 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdbool.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,16 +176,6 @@ struct drain_progress {
 /* Parse reply into st; false if it has no state line. */
 static bool parse_drain_progress(struct drain_progress *st)
 {
-	static const struct {
-		const char *key;
-		size_t offset;
-	} numbers[] = {
-		{ "pages_done", offsetof(struct drain_progress, pages_done) },
-		{ "pages_total", offsetof(struct drain_progress, pages_total) },
-		{ "bytes_per_sec", offsetof(struct drain_progress, bytes_per_sec) },
-		{ "elapsed_ms", offsetof(struct drain_progress, elapsed_ms) },
-		{ "hits", offsetof(struct drain_progress, hits) },
-	};
 	char *line, *next, *value;
 
 	memset(st, 0, sizeof(*st));
@@ -202,10 +191,16 @@ static bool parse_drain_progress(struct drain_progress *st)
 			snprintf(st->state, sizeof(st->state), "%s", value);
 		else if (!strcmp(line, "error"))
 			snprintf(st->error, sizeof(st->error), "%s", value);
-		for (size_t i = 0; i < sizeof(numbers) / sizeof(numbers[0]); i++)
-			if (!strcmp(line, numbers[i].key))
-				*(uint64_t *)((char *)st + numbers[i].offset) =
-					strtoull(value, NULL, 10);
+		else if (!strcmp(line, "pages_done"))
+			st->pages_done = strtoull(value, NULL, 10);
+		else if (!strcmp(line, "pages_total"))
+			st->pages_total = strtoull(value, NULL, 10);
+		else if (!strcmp(line, "bytes_per_sec"))
+			st->bytes_per_sec = strtoull(value, NULL, 10);
+		else if (!strcmp(line, "elapsed_ms"))
+			st->elapsed_ms = strtoull(value, NULL, 10);
+		else if (!strcmp(line, "hits"))
+			st->hits = strtoull(value, NULL, 10);
 	}
 	return st->state[0];
 }

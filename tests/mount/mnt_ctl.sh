@@ -199,11 +199,13 @@ check_drain_under_io() {
 	io=$!
 	sleep 0.1
 	events=$(pressure_events)
+	stored=$(stat_of stored_pages)
 	out=$("$tierctl" drain "$mnt" 2>&1)
 	rc=$?
 	touch "$work/io.stop"
 	wait $io
-	expect "$name: drain under reads and writes: exit 0" 0 $rc
+	expect "$name: drain of $stored pages under reads and writes: exit 0" 0 $rc
+	[ "$stored" = 0 ] && echo "# $name: nothing was swapped out: the drain had nothing to do"
 	[ $rc -eq 0 ] || echo "# $out"
 	if [ -s "$work/io.fail" ]; then
 		fail "$name: I/O during the drain" "no errors" "$(head -n 3 "$work/io.fail")"
@@ -230,7 +232,9 @@ check_drain_interrupted() {
 	wait $pid
 	rc=$?
 	out=$(cat "$work/drain.out")
-	if [ $rc -eq 0 ]; then
+	if [ $rc -eq 0 ] && [ "$before" = 0 ]; then
+		echo "# $name: SIG$sig: nothing was swapped out, so nothing was stopped"
+	elif [ $rc -eq 0 ]; then
 		ok "$name: drain finished before SIG$sig (exit 0; the stop was not exercised)"
 		echo "# $before pages swapped; $out"
 	else
@@ -344,7 +348,7 @@ st = os.stat(sys.argv[1])
 address = "\0tierfs/%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))
 requests = {
     "an empty line": b"\n",
-    "64 KiB of garbage without a newline": bytes(range(1, 256)) * 257,
+    "64 KiB of garbage without a newline": bytes(b for b in range(1, 256) if b != 10) * 258,
     "a line of NUL bytes": b"\0" * 100 + b"\n",
     "set": b"set\n",
     "set =": b"set =\n",
@@ -425,6 +429,7 @@ check_backend() {
 			fail "$name: write" "$((12 * src_mb)) MiB more" "a failure"
 		fi
 		"$tierctl" set "$mnt" mem=1G >/dev/null
+		expect "$name: set mem=1G: exit 0" 0 $?
 		check_drain_interrupted "$name" INT
 		check_drain_interrupted "$name" TERM
 		;;

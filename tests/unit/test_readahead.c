@@ -1,0 +1,1202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Unit tests of swap-in readahead and the drain's data_drain: the policy
+ * names, the adaptive window, which pages each policy picks from a page map,
+ * what data_swap_in reads ahead and how hits and misses are counted, and
+ * data_drain bringing a file back in batches, through failing loads too.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "tierfs/backend.h"
+#include "tierfs/budget.h"
+#include "tierfs/data.h"
+#include "tierfs/ns.h"
+#include "tierfs/pagepool.h"
+#include "tierfs/readahead.h"
+#include "tierfs/reclaim.h"
+#include "check.h"
+
+#define P PAGE_SIZE
+#define POOL_PAGES 1024
+#define MEM_PAGES 512 /* far above what a case writes: no reclaim on its own */
+#define SWAP_PAGES 512
+#define NR_FILE 64 /* pages of the file in the swap-in cases */
+
+/*
+ * A backend wrapping a ramdisk, synchronous or not as the case needs, whose
+ * loads fail from call fail_at on (once, or for good when is_sticky).  The
+ * cases run on one thread: no lock.
+ */
+struct wrap_backend {
+	struct tier_backend base;
+	struct tier_backend *inner;
+	unsigned int nr_loads; /* load calls so far */
+	unsigned int fail_at;  /* the load call to fail, counted from 1; 0: none */
+	bool is_sticky;	       /* fail every load from fail_at on */
+};
+
+static struct wrap_backend *wrapped(struct tier_backend *b)
+{
+	return (struct wrap_backend *)((char *)b - offsetof(struct wrap_backend, base));
+}
+
+static int wrap_store(struct tier_backend *b, void *const *pages, unsigned int nr, uint64_t *slots)
+{
+	struct wrap_backend *w = wrapped(b);
+
+	return w->inner->ops->store(w->inner, pages, nr, slots);
+}
+
+static int wrap_load(struct tier_backend *b, const uint64_t *slots, void *const *pages,
+		     unsigned int nr)
+{
+	struct wrap_backend *w = wrapped(b);
+	unsigned int call = ++w->nr_loads;
+
+	if (w->fail_at && (w->is_sticky ? call >= w->fail_at : call == w->fail_at))
+		return -EIO;
+	return w->inner->ops->load(w->inner, slots, pages, nr);
+}
+
+static void wrap_free(struct tier_backend *b, const uint64_t *slots, unsigned int nr)
+{
+	struct wrap_backend *w = wrapped(b);
+
+	w->inner->ops->free(w->inner, slots, nr);
+}
+
+static void wrap_get_stats(struct tier_backend *b, struct backend_stats *st)
+{
+	struct wrap_backend *w = wrapped(b);
+
+	w->inner->ops->get_stats(w->inner, st);
+}
+
+static void wrap_destroy(struct tier_backend *b)
+{
+	struct wrap_backend *w = wrapped(b);
+
+	w->inner->ops->destroy(w->inner);
+}
+
+static const struct tier_backend_ops wrap_sync_ops = {
+	.name = "wrap-sync",
+	.is_sync = true,
+	.destroy = wrap_destroy,
+	.store = wrap_store,
+	.load = wrap_load,
+	.free = wrap_free,
+	.get_stats = wrap_get_stats,
+};
+
+/* As a file backend would be: auto then means vma. */
+static const struct tier_backend_ops wrap_async_ops = {
+	.name = "wrap-async",
+	.is_sync = false,
+	.destroy = wrap_destroy,
+	.store = wrap_store,
+	.load = wrap_load,
+	.free = wrap_free,
+	.get_stats = wrap_get_stats,
+};
+
+/* Fail load call number fail_at from now (1: the next), once or for good; 0: none. */
+static void wrap_fail_loads(struct wrap_backend *w, unsigned int fail_at, bool is_sticky)
+{
+	w->fail_at = fail_at ? w->nr_loads + fail_at : 0;
+	w->is_sticky = is_sticky;
+}
+
+/*
+ * A data space like fs.c's init_swap sets up, over a wrapped ramdisk, with
+ * a resident budget of mem_pages and readahead as auto.
+ */
+static bool space_new(struct data_space *ds, struct wrap_backend *w, bool is_sync,
+		      uint64_t mem_pages)
+{
+	const struct tier_backend_ops *ramdisk = backend_find("ramdisk");
+	struct backend_config cfg = { .capacity_bytes = SWAP_PAGES * P };
+	struct tier_backend *inner;
+
+	memset(ds, 0, sizeof(*ds));
+	atomic_init(&ds->nr_pages, 0);
+	atomic_init(&ds->nr_filled, 0);
+	atomic_init(&ds->nr_pending, 0);
+	readahead_init(&ds->ra, READAHEAD_AUTO);
+	if (!CHECK(ramdisk != NULL) || !CHECK_EQ(0, pagepool_new(POOL_PAGES, 0, &ds->pool)))
+		return false;
+	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
+	pthread_mutex_init(&ds->reclaim_lock, NULL);
+	pthread_cond_init(&ds->reclaim_wake, NULL);
+	pthread_mutex_init(&ds->budget_lock, NULL);
+	CHECK_EQ(0, budget_set(ds, mem_pages * P, 0));
+	if (!CHECK_EQ(0, lru_init(&ds->lru, POOL_PAGES)) ||
+	    !CHECK_EQ(0, ramdisk->create(&cfg, &inner)))
+		return false;
+
+	memset(w, 0, sizeof(*w));
+	w->base.ops = is_sync ? &wrap_sync_ops : &wrap_async_ops;
+	w->inner = inner;
+	ds->backend = &w->base;
+	budget_update(ds, true);
+	return CHECK_EQ(mem_pages, atomic_load(&ds->mem_pages));
+}
+
+static uint64_t pool_in_use(struct data_space *ds)
+{
+	struct pagepool_stats st;
+
+	pagepool_get_stats(ds->pool, &st);
+	return st.nr_in_use;
+}
+
+static uint64_t backend_stored(struct data_space *ds)
+{
+	struct backend_stats st;
+
+	ds->backend->ops->get_stats(ds->backend, &st);
+	return st.stored_pages;
+}
+
+/* Every page released by the case: nothing may be left anywhere. */
+static void space_destroy(struct data_space *ds)
+{
+	reclaim_stop(ds);
+	CHECK_EQ(0, atomic_load(&ds->nr_pending));
+	CHECK_EQ(0, pool_in_use(ds));
+	CHECK_EQ(0, backend_stored(ds));
+	CHECK_EQ(0, atomic_load(&ds->nr_pages));
+	CHECK_EQ(0, atomic_load(&ds->nr_filled));
+	ds->backend->ops->destroy(ds->backend);
+	lru_destroy(&ds->lru);
+	pthread_cond_destroy(&ds->reclaim_wake);
+	pthread_mutex_destroy(&ds->reclaim_lock);
+	pthread_mutex_destroy(&ds->reclaim_batch_lock);
+	pthread_mutex_destroy(&ds->budget_lock);
+	pagepool_destroy(ds->pool);
+	check_clear_context();
+}
+
+static void file_init(struct inode *inode)
+{
+	memset(inode, 0, sizeof(*inode));
+	inode->mode = S_IFREG | 0644;
+	pthread_rwlock_init(&inode->lock, NULL);
+}
+
+/* Free the file's data with its lock held, as fs.c does, then the lock. */
+static void file_destroy(struct data_space *ds, struct inode *inode)
+{
+	pthread_rwlock_wrlock(&inode->lock);
+	data_release(ds, inode);
+	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_destroy(&inode->lock);
+}
+
+/* Page index of a file of pattern seed: bytes no two words of which are alike. */
+static void pattern(unsigned char *page, unsigned int seed, uint64_t index)
+{
+	uint32_t x = seed * 7919u + (uint32_t)index * 104729u + 1;
+
+	for (size_t i = 0; i < P; i++) {
+		x = x * 1103515245u + 12345u;
+		page[i] = (unsigned char)(x >> 24);
+	}
+}
+
+/* Write pages [0, nr) of pattern seed, under the file's write lock. */
+static void write_pages(struct data_space *ds, struct inode *inode, uint64_t nr, unsigned int seed)
+{
+	static unsigned char page[P];
+
+	pthread_rwlock_wrlock(&inode->lock);
+	for (uint64_t i = 0; i < nr; i++) {
+		pattern(page, seed, i);
+		CHECK_EQ((ssize_t)P, data_write_mem(ds, inode, page, P, i * P));
+	}
+	pthread_rwlock_unlock(&inode->lock);
+}
+
+static enum pagemap_kind kind(const struct inode *inode, uint64_t index)
+{
+	return pagemap_kind(pagemap_get(&inode->pages, index));
+}
+
+static struct lru_page *lru_page_of(struct data_space *ds, const struct inode *inode,
+				    uint64_t index)
+{
+	return lru_page(&ds->lru, pagemap_pfn(pagemap_get(&inode->pages, index)));
+}
+
+/* Whether page index reads as pattern seed through data_read_mem (a use if resident). */
+static bool check_pattern(struct data_space *ds, struct inode *inode, uint64_t index,
+			  unsigned int seed)
+{
+	static unsigned char expected[P], got[P];
+
+	pattern(expected, seed, index);
+	memset(got, 0xee, P);
+	pthread_rwlock_rdlock(&inode->lock);
+	CHECK_EQ((ssize_t)P, data_read_mem(ds, inode, index * P, got, P));
+	pthread_rwlock_unlock(&inode->lock);
+	return CHECK_MEM(expected, got, P);
+}
+
+/* Whether resident page index reads as pattern seed through data_read, as FUSE reads. */
+static bool check_pattern_iov(struct data_space *ds, struct inode *inode, uint64_t index,
+			      unsigned int seed)
+{
+	static unsigned char expected[P];
+	static struct iovec iov[DATA_MAX_READ_PAGES];
+	char *scratch = NULL;
+	bool ok = false;
+	int nr;
+
+	pattern(expected, seed, index);
+	pthread_rwlock_rdlock(&inode->lock);
+	if (CHECK(!data_has_swapped(inode, index * P, P))) {
+		nr = data_read(ds, inode, index * P, P, iov, &scratch);
+		ok = CHECK_EQ(1, nr) && CHECK_EQ(P, iov[0].iov_len) &&
+		     CHECK_MEM(expected, iov[0].iov_base, P);
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	free(scratch);
+	return ok;
+}
+
+/* Evict every resident page of the file (nr of them) to the backend. */
+static bool evict_all(struct data_space *ds, struct inode *inode, uint64_t nr)
+{
+	bool ok = CHECK_EQ(nr, reclaim_pages(ds, nr));
+
+	for (uint64_t i = 0; i < nr; i++)
+		ok &= CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(inode, i));
+	return ok && CHECK_EQ(0, pool_in_use(ds));
+}
+
+static int swap_in(struct data_space *ds, struct inode *inode, uint64_t index, uint64_t nr)
+{
+	int err;
+
+	pthread_rwlock_wrlock(&inode->lock);
+	err = data_swap_in(ds, inode, index * P, nr * P);
+	pthread_rwlock_unlock(&inode->lock);
+	return err;
+}
+
+static uint64_t nr_swapped(const struct inode *inode, uint64_t nr)
+{
+	uint64_t n = 0;
+
+	for (uint64_t i = 0; i < nr; i++)
+		n += kind(inode, i) == PAGEMAP_KIND_SWAPPED;
+	return n;
+}
+
+/* Case 1: policy names and the policy in force. */
+static void test_policy(void)
+{
+	static const struct tier_backend_ops async_ops = { .name = "async", .is_sync = false };
+	static const char *const bad[] = { "", "VMA", "vma ", " vma", "dir", "autox", "none" };
+	const struct tier_backend_ops *ramdisk = backend_find("ramdisk");
+	struct tier_backend async = { .ops = &async_ops }, sync = { .ops = ramdisk };
+	struct readahead ra;
+
+	check_set_context("policy");
+	for (int p = READAHEAD_AUTO; p <= READAHEAD_VMA; p++) {
+		enum readahead_policy got = READAHEAD_AUTO;
+
+		CHECK_EQ(0, readahead_parse(readahead_name((enum readahead_policy)p), &got));
+		CHECK_EQ(p, (int)got);
+	}
+	CHECK_STR("auto", readahead_name(READAHEAD_AUTO));
+	CHECK_STR("direct", readahead_name(READAHEAD_DIRECT));
+	CHECK_STR("cluster", readahead_name(READAHEAD_CLUSTER));
+	CHECK_STR("vma", readahead_name(READAHEAD_VMA));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		enum readahead_policy got = READAHEAD_CLUSTER;
+
+		CHECK_EQ(-EINVAL, readahead_parse(bad[i], &got));
+		CHECK_EQ(READAHEAD_CLUSTER, got); /* untouched */
+	}
+
+	if (!CHECK(ramdisk != NULL) || !CHECK(ramdisk->is_sync))
+		return;
+	readahead_init(&ra, READAHEAD_AUTO);
+	CHECK_EQ(READAHEAD_DIRECT, readahead_effective(&ra, &sync));
+	CHECK_EQ(READAHEAD_DIRECT, readahead_effective(&ra, NULL));
+	CHECK_EQ(READAHEAD_VMA, readahead_effective(&ra, &async));
+	for (int p = READAHEAD_DIRECT; p <= READAHEAD_VMA; p++) {
+		readahead_init(&ra, (enum readahead_policy)p);
+		CHECK_EQ(p, (int)readahead_effective(&ra, &sync));
+		CHECK_EQ(p, (int)readahead_effective(&ra, NULL));
+		CHECK_EQ(p, (int)readahead_effective(&ra, &async));
+	}
+	check_clear_context();
+}
+
+/* The histogram bucket of a window size. */
+static unsigned int bucket_of(unsigned int pages)
+{
+	unsigned int b = 0;
+
+	while ((1u << b) < pages)
+		b++;
+	return b;
+}
+
+/* Add hits since the last window, then choose one; checks what it chose. */
+static void window_after(struct readahead *ra, uint64_t nr_hits, bool is_sequential,
+			 unsigned int expected)
+{
+	uint64_t hist[READAHEAD_NR_BUCKETS], hits_before = atomic_load(&ra->nr_hits);
+	unsigned int got;
+
+	for (int b = 0; b < READAHEAD_NR_BUCKETS; b++)
+		hist[b] = atomic_load(&ra->hist[b]);
+	for (uint64_t i = 0; i < nr_hits; i++)
+		readahead_hit(ra);
+	CHECK_EQ(nr_hits, atomic_load(&ra->nr_hits_since));
+	CHECK_EQ(hits_before + nr_hits, atomic_load(&ra->nr_hits));
+	got = readahead_window(ra, is_sequential);
+	CHECK_EQ(expected, got);
+	CHECK_EQ(expected, atomic_load(&ra->window));
+	CHECK_EQ(0, atomic_load(&ra->nr_hits_since));
+	if (!CHECK(bucket_of(got) < READAHEAD_NR_BUCKETS))
+		return;
+	hist[bucket_of(got)]++;
+	for (int b = 0; b < READAHEAD_NR_BUCKETS; b++)
+		CHECK_EQ(hist[b], atomic_load(&ra->hist[b]));
+}
+
+/* Case 2: the window, like the kernel's swapin_nr_pages. */
+static void test_window(void)
+{
+	/* hits -> window from a window of 1. */
+	static const struct {
+		uint64_t nr_hits;
+		unsigned int window;
+	} grow[] = {
+		{ 1, 4 },   { 2, 4 },	{ 3, 8 },   { 6, 8 },	{ 7, 16 },
+		{ 14, 16 }, { 15, 32 }, { 30, 32 }, { 31, 32 }, { 1000, 32 },
+	};
+	struct readahead ra;
+
+	check_set_context("window");
+	readahead_init(&ra, READAHEAD_VMA);
+	CHECK_EQ(1, atomic_load(&ra.window));
+	CHECK_EQ(0, atomic_load(&ra.nr_hits) + atomic_load(&ra.nr_misses) +
+			    atomic_load(&ra.nr_pages) + atomic_load(&ra.nr_hits_since));
+	window_after(&ra, 0, false, 1);
+	window_after(&ra, 0, true, 2);
+	window_after(&ra, 0, false, 1);
+	window_after(&ra, 0, true, 2);
+	window_after(&ra, 0, true, 2);
+	/* From 2, halving gives 1: a random fault reads nothing ahead. */
+	window_after(&ra, 0, false, 1);
+
+	for (size_t i = 0; i < sizeof(grow) / sizeof(grow[0]); i++) {
+		check_set_context("window: %" PRIu64 " hits", grow[i].nr_hits);
+		readahead_init(&ra, READAHEAD_VMA);
+		window_after(&ra, grow[i].nr_hits, false, grow[i].window);
+		readahead_init(&ra, READAHEAD_VMA);
+		window_after(&ra, grow[i].nr_hits, true, grow[i].window);
+	}
+
+	/* Down from the cap, never faster than halving, sequential or not. */
+	check_set_context("window shrinking");
+	readahead_init(&ra, READAHEAD_VMA);
+	window_after(&ra, 40, false, 32);
+	window_after(&ra, 0, false, 16);
+	window_after(&ra, 0, true, 8);
+	window_after(&ra, 1, false, 4); /* 1 hit alone asks for 4 */
+	window_after(&ra, 0, false, 2);
+	window_after(&ra, 0, false, 1);
+	window_after(&ra, 0, false, 1);
+	/* Hits grow it again at once, past any halving. */
+	window_after(&ra, 20, false, 32);
+	window_after(&ra, 3, false, 16); /* 3 hits ask for 8: halving keeps 16 */
+	window_after(&ra, 7, true, 16);
+	window_after(&ra, 0, true, 8);
+	/* Every call was counted once in its bucket. */
+	{
+		uint64_t total = 0;
+
+		for (int b = 0; b < READAHEAD_NR_BUCKETS; b++)
+			total += atomic_load(&ra.hist[b]);
+		CHECK_EQ(11, total);
+		CHECK_EQ(2, atomic_load(&ra.hist[5]));
+		CHECK_EQ(3, atomic_load(&ra.hist[4]));
+		CHECK_EQ(2, atomic_load(&ra.hist[3]));
+		CHECK_EQ(1, atomic_load(&ra.hist[2]));
+		CHECK_EQ(1, atomic_load(&ra.hist[1]));
+		CHECK_EQ(2, atomic_load(&ra.hist[0]));
+	}
+	CHECK_EQ(40 + 1 + 20 + 3 + 7, atomic_load(&ra.nr_hits));
+	check_clear_context();
+}
+
+/* readahead_collect's answer against the expected indexes, in order. */
+static void check_collect(enum readahead_policy policy, const struct inode *inode, uint64_t first,
+			  uint64_t last, uint64_t fault_slot, bool is_backward, unsigned int window,
+			  const uint64_t *expected, unsigned int nr_expected)
+{
+	uint64_t idx[READAHEAD_MAX_WINDOW], slots[READAHEAD_MAX_WINDOW];
+	unsigned int nr;
+
+	check_set_context("collect %s%s [%" PRIu64 ", %" PRIu64 "] slot %" PRIu64 " window %u",
+			  readahead_name(policy), is_backward ? " backward" : "", first, last,
+			  fault_slot, window);
+	memset(idx, 0xff, sizeof(idx));
+	nr = readahead_collect(policy, inode, first, last, fault_slot, is_backward, window, idx,
+			       slots);
+	if (!CHECK_EQ(nr_expected, nr) && nr > nr_expected)
+		nr = nr_expected;
+	for (unsigned int i = 0; i < nr; i++) {
+		uint64_t entry = pagemap_get(&inode->pages, idx[i]);
+
+		CHECK_EQ(expected[i], idx[i]);
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, pagemap_kind(entry));
+		CHECK_EQ(pagemap_slot(entry), slots[i]);
+	}
+	check_clear_context();
+}
+
+#define IDX(...)                           \
+	(const uint64_t[]){ __VA_ARGS__ }, \
+		sizeof((const uint64_t[]){ __VA_ARGS__ }) / sizeof(uint64_t)
+#define NONE NULL, 0
+
+static void map_set(struct inode *inode, uint64_t index, uint64_t entry)
+{
+	CHECK_EQ(0, pagemap_set(&inode->pages, index, entry, NULL));
+}
+
+static void map_clear(struct inode *inode)
+{
+	pagemap_erase_range(&inode->pages, 0, UINT64_MAX, NULL, NULL);
+	CHECK_EQ(0, inode->pages.nr_entries);
+	CHECK_EQ(0, inode->pages.nr_nodes);
+}
+
+/* Case 3a: vma takes neighbouring offsets, within the 2 MiB region. */
+static void test_collect_vma(void)
+{
+	uint64_t range[READAHEAD_MAX_WINDOW];
+	struct inode f;
+
+	memset(&f, 0, sizeof(f));
+	/* Pages 0..99 swapped, but for 5 (resident), 7 (hole) and 8 (filled). */
+	for (uint64_t i = 0; i < 100; i++)
+		if (i != 7)
+			map_set(&f, i, pagemap_mk_swapped(1000 + i));
+	map_set(&f, 5, pagemap_mk_resident(3));
+	map_set(&f, 8, pagemap_mk_filled(0xabcd));
+	/* And 480..530, across the first region's end. */
+	for (uint64_t i = 480; i <= 530; i++)
+		map_set(&f, i, pagemap_mk_swapped(5000 + i));
+
+	/* Forward: after last, up to window - 1 offsets, swapped pages only. */
+	check_collect(READAHEAD_VMA, &f, 2, 2, 1002, false, 8, IDX(3, 4, 6, 9));
+	check_collect(READAHEAD_VMA, &f, 10, 10, 1010, false, 2, IDX(11));
+	check_collect(READAHEAD_VMA, &f, 10, 10, 1010, false, 4, IDX(11, 12, 13));
+	check_collect(READAHEAD_VMA, &f, 0, 3, 1000, false, 4, IDX(4, 6));
+	check_collect(READAHEAD_VMA, &f, 500, 500, 5500, false, 4, IDX(501, 502, 503));
+	check_collect(READAHEAD_VMA, &f, 90, 90, 1090, false, 32,
+		      IDX(91, 92, 93, 94, 95, 96, 97, 98, 99));
+	for (unsigned int i = 0; i < 31; i++)
+		range[i] = 33 + i;
+	check_collect(READAHEAD_VMA, &f, 20, 32, 1020, false, 32, range, 31);
+	/* The region ends at 511: nothing beyond, though 512.. are swapped. */
+	check_collect(READAHEAD_VMA, &f, 505, 505, 5505, false, 32,
+		      IDX(506, 507, 508, 509, 510, 511));
+	check_collect(READAHEAD_VMA, &f, 500, 509, 5500, false, 8, IDX(510, 511));
+	check_collect(READAHEAD_VMA, &f, 511, 511, 5511, false, 32, NONE);
+	check_collect(READAHEAD_VMA, &f, 512, 512, 5512, false, 4, IDX(513, 514, 515));
+
+	/* Backward: before first, within the region. */
+	check_collect(READAHEAD_VMA, &f, 20, 20, 1020, true, 8, IDX(13, 14, 15, 16, 17, 18, 19));
+	check_collect(READAHEAD_VMA, &f, 10, 12, 1010, true, 8, IDX(3, 4, 6, 9));
+	check_collect(READAHEAD_VMA, &f, 3, 3, 1003, true, 8, IDX(0, 1, 2));
+	check_collect(READAHEAD_VMA, &f, 0, 0, 1000, true, 8, NONE);
+	check_collect(READAHEAD_VMA, &f, 512, 512, 5512, true, 8, NONE);
+	check_collect(READAHEAD_VMA, &f, 515, 515, 5515, true, 32, IDX(512, 513, 514));
+	check_collect(READAHEAD_VMA, &f, 505, 505, 5505, true, 4, IDX(502, 503, 504));
+
+	/* No readahead: window 1 (or 0), direct, or auto unresolved. */
+	check_collect(READAHEAD_VMA, &f, 2, 2, 1002, false, 1, NONE);
+	check_collect(READAHEAD_VMA, &f, 2, 2, 1002, true, 1, NONE);
+	check_collect(READAHEAD_VMA, &f, 2, 2, 1002, false, 0, NONE);
+	check_collect(READAHEAD_DIRECT, &f, 2, 2, 1002, false, 8, NONE);
+	check_collect(READAHEAD_DIRECT, &f, 20, 20, 1020, true, 32, NONE);
+	check_collect(READAHEAD_AUTO, &f, 2, 2, 1002, false, 8, NONE);
+	check_collect(READAHEAD_CLUSTER, &f, 2, 2, 1002, false, 1, NONE);
+	map_clear(&f);
+}
+
+/* Case 3b: cluster takes the pages whose slots lie in the aligned slot window. */
+static void test_collect_cluster(void)
+{
+	struct inode f;
+
+	memset(&f, 0, sizeof(f));
+	/* Slots in reverse: page i at 200 - i... */
+	for (uint64_t i = 0; i < 64; i++)
+		map_set(&f, i, pagemap_mk_swapped(200 - i));
+	map_set(&f, 40, pagemap_mk_resident(1));
+	/*
+	 * ...but for 15 (a slot far away), and 41, 43 and 1000, slots in
+	 * [184, 192): 41 within 32 pages (4 windows of 8) of page 10, 43 only
+	 * of pages 11 and up, 1000 of none.
+	 */
+	map_set(&f, 15, pagemap_mk_swapped(500));
+	map_set(&f, 41, pagemap_mk_swapped(187));
+	map_set(&f, 43, pagemap_mk_swapped(188));
+	map_set(&f, 1000, pagemap_mk_swapped(185));
+
+	/* Fault at 10, slot 190: window 8 is slots [184, 192), pages 9..16 but 15. */
+	check_collect(READAHEAD_CLUSTER, &f, 10, 10, 190, false, 8, IDX(9, 11, 12, 13, 14, 16, 41));
+	/* The direction does not matter to cluster. */
+	check_collect(READAHEAD_CLUSTER, &f, 10, 10, 190, true, 8, IDX(9, 11, 12, 13, 14, 16, 41));
+	/* The faulting range is left out; the reach is counted from its ends. */
+	check_collect(READAHEAD_CLUSTER, &f, 10, 12, 190, false, 8, IDX(9, 13, 14, 16, 41, 43));
+	/* Window 4: slots [188, 192); window 2: [190, 192). */
+	check_collect(READAHEAD_CLUSTER, &f, 10, 10, 190, false, 4, IDX(9, 11, 12));
+	check_collect(READAHEAD_CLUSTER, &f, 10, 10, 190, false, 2, IDX(9));
+	/* Slot 199 (page 1): window 8 is [192, 200), pages 2..8. */
+	check_collect(READAHEAD_CLUSTER, &f, 1, 1, 199, false, 8, IDX(2, 3, 4, 5, 6, 7, 8));
+	/* A slot window no other page is in. */
+	check_collect(READAHEAD_CLUSTER, &f, 15, 15, 500, false, 8, NONE);
+
+	/* Eight candidates for seven places: the first seven by index. */
+	map_set(&f, 0, pagemap_mk_swapped(191));
+	check_collect(READAHEAD_CLUSTER, &f, 10, 10, 190, false, 8, IDX(0, 9, 11, 12, 13, 14, 16));
+	map_clear(&f);
+}
+
+/*
+ * Fault at index after index through data_swap_in, each time at the page
+ * next in the direction of the walk still swapped, and use every page read
+ * ahead (one through a write, the rest through data_read or data_read_mem);
+ * checks the window each fault chose and what it read ahead.
+ */
+static void walk(struct data_space *ds, struct inode *f, unsigned int seed, bool is_backward,
+		 const unsigned int *windows, unsigned int nr_steps)
+{
+	uint64_t slots[NR_FILE], nr_hits = 0, nr_read_ahead = 0, nr_stored = NR_FILE;
+	uint64_t index = is_backward ? NR_FILE - 1 : 0;
+	unsigned int step;
+	bool has_written = false;
+
+	for (uint64_t i = 0; i < NR_FILE; i++)
+		slots[i] = pagemap_slot(pagemap_get(&f->pages, i));
+	for (step = 0; step < nr_steps; step++) {
+		uint64_t before = atomic_load(&ds->ra.nr_pages), nr_ahead, expected, lo;
+		struct lru_page *p;
+
+		check_set_context("%s walk, step %u, fault at %" PRIu64,
+				  is_backward ? "backward" : "forward", step, index);
+		if (!CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(f, index)))
+			break;
+		CHECK_EQ(0, swap_in(ds, f, index, 1));
+		CHECK_EQ(windows[step], atomic_load(&ds->ra.window));
+		nr_ahead = atomic_load(&ds->ra.nr_pages) - before;
+		/* window - 1 of them, but not past the file's ends. */
+		expected = windows[step] - 1;
+		if (expected > (is_backward ? index : NR_FILE - 1 - index))
+			expected = is_backward ? index : NR_FILE - 1 - index;
+		CHECK_EQ(expected, nr_ahead);
+		nr_read_ahead += nr_ahead;
+		CHECK_EQ(nr_read_ahead + step + 1, atomic_load(&ds->swap.nr_swapins));
+
+		/* The faulting page: clean, referenced, not read ahead. */
+		p = lru_page_of(ds, f, index);
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(f, index));
+		CHECK(!atomic_load(&p->is_readahead));
+		CHECK_EQ(slots[index] + 1, p->swap_slot);
+
+		/* The pages read ahead: clean, unreferenced, inactive, flagged. */
+		lo = is_backward ? index - nr_ahead : index + 1;
+		for (uint64_t i = lo; i < lo + nr_ahead; i++) {
+			check_set_context("%s walk, step %u, page %" PRIu64 " read ahead",
+					  is_backward ? "backward" : "forward", step, i);
+			if (!CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(f, i)))
+				continue;
+			p = lru_page_of(ds, f, i);
+			CHECK(atomic_load(&p->is_readahead));
+			CHECK(!atomic_load(&p->referenced));
+			CHECK_EQ(LRU_INACTIVE + 1, p->list);
+			CHECK(p->inode == f);
+			CHECK_EQ(i, p->index);
+			CHECK_EQ(slots[i] + 1, p->swap_slot);
+		}
+		CHECK_EQ(nr_hits, atomic_load(&ds->ra.nr_hits));
+		CHECK_EQ(nr_stored, backend_stored(ds));
+
+		/* Use them: each use is one hit, a second use none. */
+		for (uint64_t i = lo; i < lo + nr_ahead; i++) {
+			check_set_context("%s walk, step %u, using page %" PRIu64,
+					  is_backward ? "backward" : "forward", step, i);
+			p = lru_page_of(ds, f, i);
+			if (!has_written && step == 2) {
+				static unsigned char page[P];
+
+				/* Rewritten with the same bytes: its copy goes all the same. */
+				pattern(page, seed, i);
+				pthread_rwlock_wrlock(&f->lock);
+				CHECK_EQ(16, data_write_mem(ds, f, page + 100, 16, i * P + 100));
+				pthread_rwlock_unlock(&f->lock);
+				CHECK_EQ(0, p->swap_slot);
+				nr_stored--;
+				has_written = true;
+			} else if (i % 2) {
+				check_pattern_iov(ds, f, i, seed);
+			} else {
+				check_pattern(ds, f, i, seed);
+			}
+			CHECK(!atomic_load(&p->is_readahead));
+			CHECK(atomic_load(&p->referenced));
+			CHECK_EQ(++nr_hits, atomic_load(&ds->ra.nr_hits));
+			check_pattern(ds, f, i, seed);
+			CHECK_EQ(nr_hits, atomic_load(&ds->ra.nr_hits));
+		}
+		CHECK_EQ(nr_stored, backend_stored(ds));
+		if (is_backward ? index < 1 + nr_ahead : index + 1 + nr_ahead >= NR_FILE) {
+			step++;
+			break;
+		}
+		index = is_backward ? index - 1 - nr_ahead : index + 1 + nr_ahead;
+	}
+	check_set_context("%s walk, at the end", is_backward ? "backward" : "forward");
+	CHECK_EQ(nr_steps, step);
+	CHECK(has_written);
+	CHECK_EQ(0, nr_swapped(f, NR_FILE));
+	CHECK_EQ(NR_FILE, nr_read_ahead + nr_steps);
+	CHECK_EQ(nr_read_ahead, atomic_load(&ds->ra.nr_pages));
+	CHECK_EQ(nr_read_ahead, atomic_load(&ds->ra.nr_hits));
+	CHECK_EQ(0, atomic_load(&ds->ra.nr_misses));
+	CHECK_EQ(NR_FILE, atomic_load(&ds->swap.nr_swapins));
+	CHECK_EQ(0, atomic_load(&ds->swap.nr_swapin_errors));
+	CHECK_EQ(NR_FILE, pool_in_use(ds));
+	/* Clean pages keep their copies; the written one lost it. */
+	CHECK_EQ(NR_FILE - 1, backend_stored(ds));
+	for (uint64_t i = 0; i < NR_FILE; i++)
+		check_pattern(ds, f, i, seed);
+}
+
+/* Case 4a: vma going forward: the window doubles with every round of hits. */
+static void test_swap_in_vma_forward(void)
+{
+	/* Faults at 0, 2, 6, 14, 30, 62: a fresh file's first fault counts as sequential. */
+	static const unsigned int windows[] = { 2, 4, 8, 16, 32, 32 };
+	struct data_space ds;
+	struct wrap_backend w;
+	struct inode f;
+
+	check_set_context("vma forward");
+	if (!space_new(&ds, &w, true, MEM_PAGES))
+		return;
+	atomic_store(&ds.ra.policy, READAHEAD_VMA);
+	file_init(&f);
+	write_pages(&ds, &f, NR_FILE, 1);
+	if (evict_all(&ds, &f, NR_FILE))
+		walk(&ds, &f, 1, false, windows, sizeof(windows) / sizeof(windows[0]));
+	CHECK_EQ(1, atomic_load(&ds.ra.hist[1]));
+	CHECK_EQ(1, atomic_load(&ds.ra.hist[2]));
+	CHECK_EQ(1, atomic_load(&ds.ra.hist[3]));
+	CHECK_EQ(1, atomic_load(&ds.ra.hist[4]));
+	CHECK_EQ(2, atomic_load(&ds.ra.hist[5]));
+
+	/*
+	 * All evicted, a fault far from the last: one hit since asks for 4,
+	 * but the window only halves, to 16.
+	 */
+	CHECK_EQ(NR_FILE, reclaim_pages(&ds, NR_FILE));
+	CHECK_EQ(NR_FILE, backend_stored(&ds));
+	check_set_context("vma forward, random fault after");
+	CHECK_EQ(0, swap_in(&ds, &f, 10, 1));
+	CHECK_EQ(16, atomic_load(&ds.ra.window));
+	CHECK_EQ(58 + 15, atomic_load(&ds.ra.nr_pages));
+	CHECK_EQ(NR_FILE - 16, nr_swapped(&f, NR_FILE));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 9));
+	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 25));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 26));
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/* Case 4b: vma going backward from the end of the file. */
+static void test_swap_in_vma_backward(void)
+{
+	/* Faults at 63 (not sequential), 62, 60, 56, 48, 32, 0. */
+	static const unsigned int windows[] = { 1, 2, 4, 8, 16, 32, 32 };
+	struct data_space ds;
+	struct wrap_backend w;
+	struct inode f;
+
+	check_set_context("vma backward");
+	if (!space_new(&ds, &w, true, MEM_PAGES))
+		return;
+	atomic_store(&ds.ra.policy, READAHEAD_VMA);
+	file_init(&f);
+	write_pages(&ds, &f, NR_FILE, 2);
+	if (evict_all(&ds, &f, NR_FILE))
+		walk(&ds, &f, 2, true, windows, sizeof(windows) / sizeof(windows[0]));
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/*
+ * Case 4c: direct, and auto over a synchronous backend, load the faulting
+ * pages only; auto over an asynchronous one reads ahead like vma.
+ */
+static void test_swap_in_no_readahead(enum readahead_policy policy, bool is_sync)
+{
+	struct data_space ds;
+	struct wrap_backend w;
+	struct inode f;
+	bool is_vma = policy == READAHEAD_AUTO && !is_sync;
+
+	check_set_context("swap-in, %s over a %s backend", readahead_name(policy),
+			  is_sync ? "sync" : "async");
+	if (!space_new(&ds, &w, is_sync, MEM_PAGES))
+		return;
+	atomic_store(&ds.ra.policy, (int)policy);
+	file_init(&f);
+	write_pages(&ds, &f, NR_FILE, 3);
+	if (!evict_all(&ds, &f, NR_FILE))
+		goto out;
+	CHECK_EQ(is_vma ? READAHEAD_VMA : READAHEAD_DIRECT,
+		 readahead_effective(&ds.ra, ds.backend));
+	/* Pages 0..7 read in turn, each faulted in unless read ahead. */
+	for (uint64_t i = 0; i < 8; i++) {
+		if (kind(&f, i) == PAGEMAP_KIND_SWAPPED)
+			CHECK_EQ(0, swap_in(&ds, &f, i, 1));
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
+		check_pattern(&ds, &f, i, 3);
+	}
+	/* A range is loaded whole. */
+	CHECK_EQ(0, swap_in(&ds, &f, 20, 4));
+	for (uint64_t i = 20; i < 24; i++)
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
+	if (is_vma) {
+		/*
+		 * Faults at 0, 2, 6: windows 2, 4, 8; 7 used of 7..13; then
+		 * 20..23 (sequential: within 32 of 7): 1 hit asks for 4, and
+		 * halving from 8 allows it: 24..26.
+		 */
+		CHECK_EQ(1 + 3 + 7 + 3, atomic_load(&ds.ra.nr_pages));
+		CHECK_EQ(1 + 3 + 1, atomic_load(&ds.ra.nr_hits));
+		CHECK_EQ(4, atomic_load(&ds.ra.window));
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 26));
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 27));
+	} else {
+		CHECK_EQ(0, atomic_load(&ds.ra.nr_pages));
+		CHECK_EQ(1, atomic_load(&ds.ra.window));
+		for (int b = 0; b < READAHEAD_NR_BUCKETS; b++)
+			CHECK_EQ(0, atomic_load(&ds.ra.hist[b]));
+		CHECK_EQ(8 + 4, pool_in_use(&ds));
+		CHECK_EQ(NR_FILE - 12, nr_swapped(&f, NR_FILE));
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 8));
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 24));
+		for (uint64_t i = 0; i < NR_FILE; i++)
+			if (kind(&f, i) == PAGEMAP_KIND_RESIDENT)
+				CHECK(!atomic_load(&lru_page_of(&ds, &f, i)->is_readahead));
+	}
+	CHECK_EQ(NR_FILE, backend_stored(&ds));
+	CHECK_EQ(0, atomic_load(&ds.ra.nr_misses));
+out:
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/*
+ * Case 4d: pages read ahead and evicted unused count as misses, and so do
+ * those freed unused; used ones do not.
+ */
+static void test_swap_in_misses(void)
+{
+	struct data_space ds;
+	struct wrap_backend w;
+	struct inode f;
+
+	check_set_context("misses");
+	if (!space_new(&ds, &w, true, MEM_PAGES))
+		return;
+	atomic_store(&ds.ra.policy, READAHEAD_VMA);
+	file_init(&f);
+	write_pages(&ds, &f, NR_FILE, 4);
+	if (!evict_all(&ds, &f, NR_FILE))
+		goto out;
+
+	CHECK_EQ(0, swap_in(&ds, &f, 0, 1)); /* reads 1 ahead */
+	check_pattern(&ds, &f, 1, 4);
+	CHECK_EQ(0, swap_in(&ds, &f, 2, 1)); /* reads 3, 4, 5 ahead */
+	CHECK_EQ(4, atomic_load(&ds.ra.nr_pages));
+	CHECK_EQ(1, atomic_load(&ds.ra.nr_hits));
+	CHECK_EQ(6, pool_in_use(&ds));
+	for (uint64_t i = 3; i <= 5; i++)
+		CHECK(atomic_load(&lru_page_of(&ds, &f, i)->is_readahead));
+
+	/* All six go, clean: dropped without a store, three of them misses. */
+	CHECK_EQ(6, reclaim_pages(&ds, NR_FILE));
+	CHECK_EQ(3, atomic_load(&ds.ra.nr_misses));
+	CHECK_EQ(1, atomic_load(&ds.ra.nr_hits));
+	CHECK_EQ(6, atomic_load(&ds.swap.nr_clean_dropped));
+	CHECK_EQ(NR_FILE, atomic_load(&ds.swap.nr_evicted));
+	CHECK_EQ(0, pool_in_use(&ds));
+	CHECK_EQ(NR_FILE, backend_stored(&ds));
+	CHECK_EQ(NR_FILE, nr_swapped(&f, NR_FILE));
+	for (uint64_t i = 0; i <= 5; i++)
+		check_pattern(&ds, &f, i, 4);
+
+	/* Read back and used at once, then evicted: a hit, no miss. */
+	CHECK_EQ(0, swap_in(&ds, &f, 6, 1)); /* sequential, no hits, halved from 4: 2 */
+	CHECK_EQ(2, atomic_load(&ds.ra.window));
+	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 7));
+	check_pattern_iov(&ds, &f, 7, 4);
+	CHECK_EQ(2, atomic_load(&ds.ra.nr_hits));
+	CHECK_EQ(2, reclaim_pages(&ds, NR_FILE));
+	CHECK_EQ(3, atomic_load(&ds.ra.nr_misses));
+
+	/* Freed unused, by a truncate or with the file: misses. */
+	CHECK_EQ(0, swap_in(&ds, &f, 8, 1)); /* one hit since: 4 */
+	CHECK_EQ(4, atomic_load(&ds.ra.window));
+	CHECK_EQ(3, atomic_load(&lru_page_of(&ds, &f, 9)->is_readahead) +
+			    atomic_load(&lru_page_of(&ds, &f, 10)->is_readahead) +
+			    atomic_load(&lru_page_of(&ds, &f, 11)->is_readahead));
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(0, data_truncate(&ds, &f, 11 * P));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(4, atomic_load(&ds.ra.nr_misses));
+	CHECK_EQ(11, backend_stored(&ds));
+	file_destroy(&ds, &f);
+	CHECK_EQ(6, atomic_load(&ds.ra.nr_misses));
+	CHECK_EQ(2, atomic_load(&ds.ra.nr_hits));
+	space_destroy(&ds);
+	return;
+out:
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/* Case 4e: readahead stays below the high watermark; it never makes reclaim run. */
+static void test_swap_in_watermark(void)
+{
+	enum { MEM = BUDGET_MIN_PAGES, HIGH = MEM - MEM / 16, NR_OTHER = HIGH - 2 };
+	struct data_space ds;
+	struct wrap_backend w;
+	struct inode f, other;
+
+	check_set_context("high watermark");
+	if (!space_new(&ds, &w, true, MEM) || !CHECK_EQ(HIGH, atomic_load(&ds.high_pages)))
+		return;
+	atomic_store(&ds.ra.policy, READAHEAD_VMA);
+	file_init(&f);
+	file_init(&other);
+	write_pages(&ds, &f, NR_FILE, 5);
+	if (!evict_all(&ds, &f, NR_FILE))
+		goto out;
+	write_pages(&ds, &other, NR_OTHER, 6);
+	CHECK_EQ(NR_OTHER, pool_in_use(&ds));
+	for (int i = 0; i < 30; i++)
+		readahead_hit(&ds.ra);
+
+	/* The fault takes one page, readahead the one left below high. */
+	CHECK_EQ(0, swap_in(&ds, &f, 0, 1));
+	CHECK_EQ(32, atomic_load(&ds.ra.window));
+	CHECK_EQ(1, atomic_load(&ds.ra.nr_pages));
+	CHECK_EQ(HIGH, pool_in_use(&ds));
+	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 1));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 2));
+	CHECK_EQ(0, atomic_load(&ds.swap.nr_direct_reclaims));
+	CHECK_EQ(NR_FILE, backend_stored(&ds));
+	check_pattern(&ds, &f, 1, 5);
+	check_pattern(&ds, &f, 2, 5);
+	check_pattern(&ds, &other, NR_OTHER - 1, 6);
+out:
+	file_destroy(&ds, &f);
+	file_destroy(&ds, &other);
+	space_destroy(&ds);
+}
+
+/* Case 4f: a failing load: the fault's fails the read, readahead's fails nothing. */
+static void test_swap_in_load_failure(void)
+{
+	struct data_space ds;
+	struct wrap_backend w;
+	struct inode f;
+
+	check_set_context("load failure");
+	if (!space_new(&ds, &w, true, MEM_PAGES))
+		return;
+	atomic_store(&ds.ra.policy, READAHEAD_VMA);
+	file_init(&f);
+	write_pages(&ds, &f, NR_FILE, 7);
+	if (!evict_all(&ds, &f, NR_FILE))
+		goto out;
+
+	/* The fault's load fails: -EIO, the page stays swapped, nothing read ahead. */
+	wrap_fail_loads(&w, 1, false);
+	CHECK_EQ(-EIO, swap_in(&ds, &f, 0, 1));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 0));
+	CHECK_EQ(1, atomic_load(&ds.swap.nr_swapin_errors));
+	CHECK_EQ(0, atomic_load(&ds.swap.nr_swapins));
+	CHECK_EQ(0, atomic_load(&ds.ra.nr_pages));
+	CHECK_EQ(0, pool_in_use(&ds));
+	check_pattern(&ds, &f, 0, 7);
+
+	/* Readahead's load fails: the fault is served all the same. */
+	wrap_fail_loads(&w, 2, false);
+	CHECK_EQ(0, swap_in(&ds, &f, 0, 1));
+	CHECK_EQ(2, atomic_load(&ds.ra.window));
+	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 0));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 1));
+	CHECK_EQ(1, atomic_load(&ds.swap.nr_swapin_errors));
+	CHECK_EQ(1, atomic_load(&ds.swap.nr_swapins));
+	CHECK_EQ(0, atomic_load(&ds.ra.nr_pages));
+	CHECK_EQ(1, pool_in_use(&ds));
+	CHECK_EQ(NR_FILE, backend_stored(&ds));
+	check_pattern(&ds, &f, 0, 7);
+	check_pattern(&ds, &f, 1, 7);
+
+	/* Cleared: the next fault reads ahead again. */
+	wrap_fail_loads(&w, 0, false);
+	CHECK_EQ(0, swap_in(&ds, &f, 1, 1));
+	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 2));
+	CHECK_EQ(1, atomic_load(&ds.ra.nr_pages));
+out:
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/* data_drain until it returns 0 (or fails); checks each call's count. */
+static int64_t drain_all(struct data_space *ds, struct inode *inode, unsigned int max,
+			 uint64_t *nr_hits, uint64_t *nr_calls)
+{
+	int64_t n, total = 0;
+
+	*nr_hits = 0;
+	*nr_calls = 0;
+	do {
+		uint64_t swapped = nr_swapped(inode, NR_FILE * 2), stored = backend_stored(ds);
+
+		pthread_rwlock_wrlock(&inode->lock);
+		n = data_drain(ds, inode, max, nr_hits);
+		pthread_rwlock_unlock(&inode->lock);
+		++*nr_calls;
+		if (n < 0)
+			return n;
+		CHECK(n <= (int64_t)max);
+		CHECK_EQ(swapped - (uint64_t)n, nr_swapped(inode, NR_FILE * 2));
+		CHECK(backend_stored(ds) <= stored - (uint64_t)n);
+		total += n;
+	} while (n > 0 && *nr_calls < 1000);
+	return total;
+}
+
+/* Case 5a: a file evicted whole comes back in batches of at most max. */
+static void test_drain_batches(unsigned int max)
+{
+	enum { NR = NR_FILE * 2 };
+	uint64_t nr_hits = 0, nr_calls;
+	struct data_space ds;
+	struct wrap_backend w;
+	struct inode f;
+	int64_t n;
+
+	check_set_context("drain %u pages by %u", NR, max);
+	if (!space_new(&ds, &w, true, MEM_PAGES))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 8);
+	if (!evict_all(&ds, &f, NR))
+		goto out;
+
+	/* The first call takes the first max swapped pages by index. */
+	pthread_rwlock_wrlock(&f.lock);
+	n = data_drain(&ds, &f, max, &nr_hits);
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(max < NR ? max : NR, n);
+	CHECK_EQ(0, nr_hits);
+	for (uint64_t i = 0; i < NR; i++)
+		CHECK_EQ(i < max ? PAGEMAP_KIND_RESIDENT : PAGEMAP_KIND_SWAPPED, kind(&f, i));
+	CHECK_EQ(NR - (uint64_t)n, backend_stored(&ds));
+	CHECK_EQ((uint64_t)n, pool_in_use(&ds));
+
+	CHECK_EQ(NR - (uint64_t)n, drain_all(&ds, &f, max, &nr_hits, &nr_calls));
+	CHECK_EQ(0, nr_hits);
+	CHECK_EQ((NR - (uint64_t)n + max - 1) / max + 1, nr_calls);
+	CHECK_EQ(0, backend_stored(&ds));
+	CHECK_EQ(NR, pool_in_use(&ds));
+	CHECK_EQ(NR, atomic_load(&ds.swap.nr_swapins));
+	CHECK_EQ(0, atomic_load(&ds.swap.nr_swapin_errors));
+	for (uint64_t i = 0; i < NR; i++) {
+		struct lru_page *p = lru_page_of(&ds, &f, i);
+
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
+		CHECK_EQ(0, p->swap_slot);
+		CHECK(!atomic_load(&p->is_readahead));
+		CHECK(p->inode == &f);
+		check_pattern(&ds, &f, i, 8);
+	}
+	/* Nothing left: 0 at once. */
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(0, data_drain(&ds, &f, max, &nr_hits));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(0, nr_hits);
+	CHECK_EQ(0, atomic_load(&ds.ra.nr_hits));
+
+	/* Evictable again, now with a store each. */
+	CHECK_EQ(NR, reclaim_pages(&ds, NR));
+	CHECK_EQ(NR, backend_stored(&ds));
+	CHECK_EQ(NR * 2, atomic_load(&ds.swap.nr_evicted));
+out:
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/* Case 5b: clean resident pages are hits and lose their backend copies. */
+static void test_drain_hits(unsigned int max)
+{
+	struct data_space ds;
+	struct wrap_backend w;
+	struct inode f;
+	uint64_t nr_hits, nr_calls;
+
+	check_set_context("drain hits, by %u", max);
+	if (!space_new(&ds, &w, true, MEM_PAGES))
+		return;
+	atomic_store(&ds.ra.policy, READAHEAD_DIRECT);
+	file_init(&f);
+	write_pages(&ds, &f, NR_FILE, 9);
+	if (!evict_all(&ds, &f, NR_FILE))
+		goto out;
+	/* Ten clean pages, one of them written again (dirty: no copy, no hit). */
+	CHECK_EQ(0, swap_in(&ds, &f, 10, 10));
+	CHECK_EQ(0, swap_in(&ds, &f, 40, 1));
+	CHECK_EQ(NR_FILE, backend_stored(&ds));
+	{
+		static unsigned char page[P];
+
+		pattern(page, 9, 40);
+		pthread_rwlock_wrlock(&f.lock);
+		CHECK_EQ((ssize_t)P, data_write_mem(&ds, &f, page, P, 40 * P));
+		pthread_rwlock_unlock(&f.lock);
+	}
+	CHECK_EQ(NR_FILE - 1, backend_stored(&ds));
+	for (uint64_t i = 10; i < 20; i++)
+		CHECK(lru_page_of(&ds, &f, i)->swap_slot != 0);
+
+	CHECK_EQ(NR_FILE - 11, drain_all(&ds, &f, max, &nr_hits, &nr_calls));
+	CHECK_EQ(10, nr_hits);
+	CHECK_EQ(0, backend_stored(&ds));
+	CHECK_EQ(NR_FILE, pool_in_use(&ds));
+	CHECK_EQ(0, nr_swapped(&f, NR_FILE));
+	for (uint64_t i = 0; i < NR_FILE; i++) {
+		CHECK_EQ(0, lru_page_of(&ds, &f, i)->swap_slot);
+		check_pattern(&ds, &f, i, 9);
+	}
+	/* Evicted again, each is stored: no stale copy was kept. */
+	CHECK_EQ(NR_FILE, reclaim_pages(&ds, NR_FILE));
+	CHECK_EQ(0, atomic_load(&ds.swap.nr_clean_dropped));
+	CHECK_EQ(NR_FILE, backend_stored(&ds));
+	for (uint64_t i = 0; i < NR_FILE; i++)
+		check_pattern(&ds, &f, i, 9);
+out:
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/*
+ * Case 5c: a load failing part way: -EIO, the pages of the failed batch
+ * still swapped and readable once the fault clears, then drained.
+ */
+static void test_drain_load_failure(bool is_sticky)
+{
+	struct data_space ds;
+	struct wrap_backend w;
+	struct inode f;
+	uint64_t nr_hits = 0, nr_calls, drained;
+	int64_t n;
+
+	check_set_context("drain with a %s load failure", is_sticky ? "lasting" : "single");
+	if (!space_new(&ds, &w, true, MEM_PAGES))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR_FILE, 10);
+	if (!evict_all(&ds, &f, NR_FILE))
+		goto out;
+
+	/* 64 pages load in two batches of 32: the second fails. */
+	wrap_fail_loads(&w, 2, is_sticky);
+	pthread_rwlock_wrlock(&f.lock);
+	n = data_drain(&ds, &f, NR_FILE, &nr_hits);
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(-EIO, n);
+	drained = NR_FILE - nr_swapped(&f, NR_FILE);
+	CHECK_EQ(32, drained);
+	CHECK_EQ(32, backend_stored(&ds));
+	CHECK_EQ(32, pool_in_use(&ds));
+	CHECK_EQ(32, atomic_load(&ds.swap.nr_swapin_errors));
+	CHECK_EQ(32, atomic_load(&ds.swap.nr_swapins));
+
+	if (is_sticky) {
+		static unsigned char got[P];
+		uint64_t swapped = 0;
+
+		while (kind(&f, swapped) != PAGEMAP_KIND_SWAPPED)
+			swapped++;
+		/* Still failing: every call fails and changes nothing. */
+		pthread_rwlock_wrlock(&f.lock);
+		CHECK_EQ(-EIO, data_drain(&ds, &f, NR_FILE, &nr_hits));
+		CHECK_EQ(-EIO, data_swap_in(&ds, &f, 0, NR_FILE * P));
+		CHECK_EQ(-EIO, data_read_mem(&ds, &f, swapped * P, got, P));
+		pthread_rwlock_unlock(&f.lock);
+		CHECK_EQ(32, nr_swapped(&f, NR_FILE));
+		CHECK_EQ(32, backend_stored(&ds));
+		CHECK_EQ(32, pool_in_use(&ds));
+		wrap_fail_loads(&w, 0, false);
+	}
+	for (uint64_t i = 0; i < NR_FILE; i++)
+		check_pattern(&ds, &f, i, 10);
+
+	CHECK_EQ(32, drain_all(&ds, &f, NR_FILE, &nr_hits, &nr_calls));
+	CHECK_EQ(0, nr_hits);
+	CHECK_EQ(0, backend_stored(&ds));
+	CHECK_EQ(NR_FILE, pool_in_use(&ds));
+	for (uint64_t i = 0; i < NR_FILE; i++)
+		check_pattern(&ds, &f, i, 10);
+out:
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+int main(void)
+{
+	test_policy();
+	test_window();
+	test_collect_vma();
+	test_collect_cluster();
+	test_swap_in_vma_forward();
+	test_swap_in_vma_backward();
+	test_swap_in_no_readahead(READAHEAD_DIRECT, true);
+	test_swap_in_no_readahead(READAHEAD_DIRECT, false);
+	test_swap_in_no_readahead(READAHEAD_AUTO, true);
+	test_swap_in_no_readahead(READAHEAD_AUTO, false);
+	test_swap_in_misses();
+	test_swap_in_watermark();
+	test_swap_in_load_failure();
+	test_drain_batches(40);
+	test_drain_batches(32);
+	test_drain_batches(1);
+	test_drain_batches(256);
+	test_drain_hits(256);
+	test_drain_hits(7);
+	test_drain_load_failure(false);
+	test_drain_load_failure(true);
+	return check_done("readahead");
+}
