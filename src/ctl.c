@@ -152,8 +152,9 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 		     UNIT_COUNT);
 		ITEM("reclaim", "limit_changes", atomic_load(&fs->memcg.nr_limit_changes),
 		     UNIT_COUNT);
-		ITEM("reclaim", "inactive_pages", ds->lru.nr[LRU_INACTIVE], UNIT_COUNT);
-		ITEM("reclaim", "active_pages", ds->lru.nr[LRU_ACTIVE], UNIT_COUNT);
+		ITEM("reclaim", "inactive_pages", lru_nr_listed(&ds->lru, LRU_INACTIVE),
+		     UNIT_COUNT);
+		ITEM("reclaim", "active_pages", lru_nr_listed(&ds->lru, LRU_ACTIVE), UNIT_COUNT);
 		STR("readahead", "policy",
 		    readahead_name(readahead_effective(&ds->ra, ds->backend)));
 		STR("readahead", "policy_set", readahead_name(atomic_load(&ds->ra.policy)));
@@ -252,8 +253,49 @@ static void render(const struct stat_item *it, int n, bool is_json, char *buf, s
 		}
 		group = it[i].group;
 	}
+	if (is_json && group)
+		put(buf, size, len, "}");
+}
+
+/* One line or object per tenant, the root lists first. */
+static void render_tenant(const struct lru_lists *ls, const char *path, const char *source,
+			  bool is_json, char *buf, size_t size, size_t *len)
+{
+	uint64_t resident = atomic_load(&ls->nr_resident) * PAGE_SIZE;
+	uint64_t swapped = atomic_load(&ls->nr_swapped) * PAGE_SIZE;
+	uint64_t limit = atomic_load(&ls->limit_pages) * PAGE_SIZE;
+	char r[32], w[32], l[32];
+
+	if (is_json) {
+		put(buf, size, len,
+		    "{\"path\":\"%s\",\"resident_bytes\":%" PRIu64 ",\"swapped_bytes\":%" PRIu64
+		    ",\"limit_bytes\":%" PRIu64 ",\"source\":\"%s\"}",
+		    path, resident, swapped, limit, source);
+		return;
+	}
+	format_bytes(resident, r, sizeof(r));
+	format_bytes(swapped, w, sizeof(w));
+	format_bytes(limit, l, sizeof(l));
+	put(buf, size, len, "  %-30s resident %s, swapped %s, limit %s (%s)\n", path, r, w,
+	    limit ? l : "none", source);
+}
+
+static void render_tenants(struct tierfs *fs, bool is_json, char *buf, size_t size, size_t *len)
+{
+	struct tenants *t = &fs->tenants;
+
+	put(buf, size, len, is_json ? ",\"cgroups\":[" : "cgroups:\n");
+	render_tenant(&fs->data.lru.root, "/", "root: files of no tenant", is_json, buf, size, len);
+	pthread_mutex_lock(&t->lock);
+	for (unsigned int i = 0; i < t->nr; i++) {
+		if (is_json)
+			put(buf, size, len, ",");
+		render_tenant(&t->all[i]->lists, t->all[i]->path, t->all[i]->source, is_json, buf,
+			      size, len);
+	}
+	pthread_mutex_unlock(&t->lock);
 	if (is_json)
-		put(buf, size, len, "%s}\n", group ? "}" : "");
+		put(buf, size, len, "]");
 }
 
 /* Changes are for root and the mount's owner only. */
@@ -269,8 +311,9 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 	uint64_t mem = ds->mem_cap_pages << PAGE_SHIFT, limit = ds->limit_bytes;
 	enum readahead_policy policy = (enum readahead_policy)atomic_load(&ds->ra.policy);
 	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
-	char copy[CTL_REQUEST_MAX], *save = NULL, *pair;
-	int nr = 0;
+	char copy[CTL_REQUEST_MAX], *save = NULL, *pair, *cgroup = NULL;
+	bool has_mem = false;
+	int nr = 0, ret;
 
 	snprintf(copy, sizeof(copy), "%s", args);
 	for (pair = strtok_r(copy, " ", &save); pair; pair = strtok_r(NULL, " ", &save), nr++) {
@@ -284,6 +327,7 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 		if (!strcmp(pair, "mem")) {
 			if (options_parse_size(val, ram, &mem) || !mem)
 				goto bad_value;
+			has_mem = true;
 		} else if (!strcmp(pair, "memlimit")) {
 			if (options_parse_size(val, ram, &limit) ||
 			    (limit && limit < BUDGET_MIN_LIMIT))
@@ -291,6 +335,10 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 		} else if (!strcmp(pair, "readahead")) {
 			if (readahead_parse(val, &policy))
 				goto bad_value;
+		} else if (!strcmp(pair, "cgroup")) {
+			if (val[0] != '/' || strlen(val) >= PATH_MAX)
+				goto bad_value;
+			cgroup = val;
 		} else {
 			snprintf(buf, size, "error: set: unknown key '%.64s'\n", pair);
 			return -EINVAL;
@@ -303,6 +351,22 @@ bad_value:
 	if (!nr) {
 		snprintf(buf, size, "error: set: want KEY=VALUE (mem, memlimit, readahead)\n");
 		return -EINVAL;
+	}
+	if (cgroup) {
+		/* A tenant's share: mem=, or without it back to cg_share=. */
+		if (limit != ds->limit_bytes || !ds->backend) {
+			snprintf(
+				buf, size,
+				"error: set: cgroup= takes mem= only, on a mount with a backend\n");
+			return -EINVAL;
+		}
+		ret = tenants_set_share(&fs->tenants, &ds->lru, cgroup, has_mem ? mem : 0);
+		if (ret) {
+			snprintf(buf, size, "error: set: no room for another cgroup\n");
+			return ret;
+		}
+		snprintf(buf, size, "ok\ncgroup=%s\nmem=%" PRIu64 "\n", cgroup, has_mem ? mem : 0);
+		return 0;
 	}
 	if (!mem && !limit) {
 		snprintf(buf, size, "error: set: mem= and memlimit= cannot both be none\n");
@@ -353,12 +417,18 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 {
 	struct stat_item items[NR_STAT_ITEMS];
 	size_t len = 0;
+	bool is_json;
 	int n;
 
 	if (!strcmp(request, "stats") || !strcmp(request, "stats json")) {
 		n = collect_stats(fs, items);
 		put(buf, size, &len, "ok\n");
-		render(items, n, !strcmp(request, "stats json"), buf, size, &len);
+		is_json = !strcmp(request, "stats json");
+		render(items, n, is_json, buf, size, &len);
+		if (fs->data.backend)
+			render_tenants(fs, is_json, buf, size, &len);
+		if (is_json)
+			put(buf, size, &len, "}\n");
 		return 0;
 	}
 	if (!strncmp(request, "set", 3) && (request[3] == ' ' || !request[3])) {

@@ -78,6 +78,15 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 
 	if (!ds->backend)
 		return pagepool_alloc(ds->pool);
+	/* A tenant over its share pays with its own pages first. */
+	if (held && held->lists) {
+		struct lru_lists *ls = held->lists;
+		uint64_t limit = atomic_load(&ls->limit_pages);
+
+		for (int i = 0; limit && atomic_load(&ls->nr_resident) >= limit && i < 4; i++)
+			if (!reclaim_batch_from(ds, held, ls))
+				break;
+	}
 	used = pagepool_nr_in_use(ds->pool);
 	if (used >= ds->high_pages)
 		reclaim_kick(ds);
@@ -118,12 +127,28 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 	return pagepool_alloc(ds->pool);
 }
 
+/* The tenant's lists an inode's pages go on. */
+static struct lru_lists *lists_of(struct data_space *ds, const struct inode *inode)
+{
+	return inode->lists ? inode->lists : &ds->lru.root;
+}
+
 /* A page became resident at index; swap_slot + 1 of its clean copy, or 0. */
 static void track_resident(struct data_space *ds, struct inode *inode, uint64_t index,
 			   uint32_t pfn, uint64_t swap_slot)
 {
-	if (ds->backend)
-		lru_add(&ds->lru, pfn, inode, index, swap_slot);
+	struct lru_lists *lists = lists_of(ds, inode);
+
+	if (!ds->backend)
+		return;
+	lru_add(&ds->lru, lists, pfn, inode, index, swap_slot);
+	atomic_fetch_add_explicit(&lists->nr_resident, 1, memory_order_relaxed);
+}
+
+/* A swapped page of inode was loaded or freed. */
+static void untrack_swapped(struct data_space *ds, const struct inode *inode, uint64_t nr)
+{
+	atomic_fetch_sub_explicit(&lists_of(ds, inode)->nr_swapped, nr, memory_order_relaxed);
 }
 
 /* A resident page is read or written: referenced, and a hit if read ahead. */
@@ -154,9 +179,15 @@ static void dirty_resident(struct data_space *ds, uint32_t pfn)
 	used_resident(ds, pfn);
 }
 
+/* What release_entry needs to know. */
+struct release_ctx {
+	struct data_space *ds;
+	const struct inode *inode;
+};
+
 static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 {
-	struct data_space *ds = ctx;
+	struct data_space *ds = ((struct release_ctx *)ctx)->ds;
 	uint32_t pfn;
 
 	(void)index;
@@ -166,6 +197,7 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 		if (ds->backend) {
 			struct lru_page *p = lru_page(&ds->lru, pfn);
 
+			atomic_fetch_sub_explicit(&p->lists->nr_resident, 1, memory_order_relaxed);
 			if (p->swap_slot)
 				free_slot(ds, p->swap_slot - 1);
 			p->swap_slot = 0;
@@ -179,6 +211,7 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 		break;
 	case PAGEMAP_KIND_SWAPPED:
 		free_slot(ds, pagemap_slot(entry));
+		untrack_swapped(ds, ((struct release_ctx *)ctx)->inode, 1);
 		break;
 	case PAGEMAP_KIND_FILLED:
 		atomic_fetch_sub(&ds->nr_filled, 1);
@@ -236,6 +269,7 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 		fill_page(page, pagemap_fill(entry));
 	} else if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
 		free_slot(ds, pagemap_slot(entry)); /* about to be written: stale */
+		untrack_swapped(ds, inode, 1);
 	} else if (!is_whole) {
 		memset(page, 0, PAGE_SIZE);
 	}
@@ -375,6 +409,7 @@ static void swap_in_ahead(struct data_space *ds, struct inode *inode, uint64_t f
 			continue;
 		}
 		track_resident(ds, inode, idx[i], pfns[i], slots[i] + 1);
+		untrack_swapped(ds, inode, 1);
 		atomic_store(&lru_page(&ds->lru, pfns[i])->is_readahead, true);
 		atomic_fetch_add_explicit(&ds->ra.nr_pages, 1, memory_order_relaxed);
 		atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
@@ -438,6 +473,7 @@ int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_
 			 * not evict it before it is read.
 			 */
 			track_resident(ds, inode, idx[i], (uint32_t)pfns[i], slots[i] + 1);
+			untrack_swapped(ds, inode, 1);
 			lru_touch(&ds->lru, (uint32_t)pfns[i]);
 			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
 		}
@@ -513,6 +549,7 @@ int64_t data_drain(struct data_space *ds, struct inode *inode, unsigned int max,
 			}
 			free_slot(ds, slots[j]);
 			track_resident(ds, inode, found[i + j][1], pfns[j], 0);
+			untrack_swapped(ds, inode, 1);
 			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
 			done++;
 		}
@@ -616,7 +653,9 @@ int data_truncate(struct data_space *ds, struct inode *inode, uint64_t size)
 			if (err)
 				return err;
 		}
-		pagemap_erase_range(&inode->pages, first_gone, UINT64_MAX, release_entry, ds);
+		struct release_ctx rc = { ds, inode };
+
+		pagemap_erase_range(&inode->pages, first_gone, UINT64_MAX, release_entry, &rc);
 	}
 	inode->size = size;
 	return 0;
@@ -643,8 +682,11 @@ int data_punch(struct data_space *ds, struct inode *inode, uint64_t off, uint64_
 		if (err)
 			return err;
 	}
-	if (first < last)
-		pagemap_erase_range(&inode->pages, first, last - 1, release_entry, ds);
+	if (first < last) {
+		struct release_ctx rc = { ds, inode };
+
+		pagemap_erase_range(&inode->pages, first, last - 1, release_entry, &rc);
+	}
 	return 0;
 }
 
@@ -750,5 +792,7 @@ ssize_t data_copy(struct data_space *ds, struct inode *dst, uint64_t dst_off,
 
 void data_release(struct data_space *ds, struct inode *inode)
 {
-	pagemap_erase_range(&inode->pages, 0, UINT64_MAX, release_entry, ds);
+	struct release_ctx rc = { ds, inode };
+
+	pagemap_erase_range(&inode->pages, 0, UINT64_MAX, release_entry, &rc);
 }

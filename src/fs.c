@@ -454,6 +454,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 {
 	struct tierfs *fs = fs_of(req);
 	struct inode *dir = inode_of(fs, parent), *inode;
+	struct lru_lists *lists = NULL;
 	struct fuse_entry_param e;
 	size_t len = strlen(name);
 	int err = check_name(name);
@@ -462,6 +463,9 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		err = -ENAMETOOLONG;
 	if (err)
 		goto reply;
+	/* Charged to the creator's cgroup; resolved before the lock: it reads /proc. */
+	if (S_ISREG(mode) && fs->data.backend)
+		lists = tenants_charge(&fs->tenants, &fs->data.lru, fuse_req_ctx(req)->pid);
 	pthread_rwlock_wrlock(&fs->ns.lock);
 	if (dir->flags & FS_IMMUTABLE_FL) {
 		err = -EPERM;
@@ -474,6 +478,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	err = ns_inode_new(&fs->ns, mode, 0, 0, rdev, &inode);
 	if (err)
 		goto unlock;
+	inode->lists = lists;
 	err = init_new_inode(req, dir, inode);
 	if (err)
 		goto free_inode;
@@ -1546,6 +1551,7 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 	if (err)
 		goto destroy_swap;
 	drain_init(&fs->drain);
+	tenants_init(&fs->tenants, opts->cg_share ? opts->cg_share : 50);
 	return 0;
 
 destroy_swap:
@@ -1573,4 +1579,5 @@ void tierfs_destroy(struct tierfs *fs)
 	ns_destroy(&fs->ns, release_inode, &fs->data);
 	destroy_swap(&fs->data);
 	pagepool_destroy(fs->data.pool);
+	tenants_destroy(&fs->tenants);
 }

@@ -33,6 +33,7 @@ const char options_usage[] =
 	"  -o backend=zpool|ramdisk|file:PATH|none  where evicted pages go (zpool)\n"
 	"  -o compressor=lz4|zstd[:LEVEL]  zpool's compressor (lz4)\n"
 	"  -o swapsize=SIZE  backend capacity (2 * mem, or the swap file's size)\n"
+	"  -o cg_share=N%  a tenant cgroup's resident share of its own limit (50%)\n"
 	"  -o readahead=auto|direct|cluster|vma  swap-in readahead (auto: direct for\n"
 	"                 RAM backends, vma for the file backend)\n"
 	"  -o allow_other others may use the mount (default when root)\n"
@@ -160,6 +161,13 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		if (options_parse_size(val, ram, &o->mem) || !o->mem)
 			return fail("invalid mem= value '%s': want bytes with k/m/g/t suffix or N%%",
 				    val);
+	} else if (!strcmp(opt, "cg_share") && val) {
+		char *end;
+		unsigned long pct = strtoul(val, &end, 10);
+
+		if (end == val || (*end && strcmp(end, "%")) || !pct || pct > 100)
+			return fail("invalid cg_share= value '%s': want 1%% to 100%%", val);
+		o->cg_share = (unsigned int)pct;
 	} else if (!strcmp(opt, "readahead") && val) {
 		if (readahead_parse(val, &o->readahead))
 			return fail("invalid readahead= value '%s': want auto, direct, cluster or vma",

@@ -46,24 +46,58 @@ static bool holds(struct inode *const *locked, unsigned int nr, const struct ino
 }
 
 /*
- * Take up to max victims off the inactive tail, promoting pages referenced
+ * Whose pages go: the tenant furthest over its share, else the one with
+ * the most pages listed, so that a tenant streaming a large file pays for
+ * it before a small one loses its hot pages.  lru->lock held.
+ */
+static struct lru_lists *pick_lists(struct lru *lru)
+{
+	struct lru_lists *over = NULL, *biggest = &lru->root;
+	uint64_t most_over = 0, most = 0;
+
+	for (unsigned int i = 0; i < lru->nr_all; i++) {
+		struct lru_lists *ls = lru->all[i];
+		uint64_t listed = ls->nr[LRU_INACTIVE] + ls->nr[LRU_ACTIVE];
+		uint64_t limit = atomic_load(&ls->limit_pages);
+		uint64_t resident = atomic_load(&ls->nr_resident);
+
+		if (!listed)
+			continue;
+		if (limit && resident > limit && resident - limit > most_over) {
+			over = ls;
+			most_over = resident - limit;
+		}
+		if (listed > most) {
+			biggest = ls;
+			most = listed;
+		}
+	}
+	return over ? over : biggest;
+}
+
+/*
+ * Take up to max victims off the inactive tail of from (NULL: as
+ * pick_lists chooses), promoting pages referenced
  * since the last scan and ageing the active list into the inactive one.
  * Their inodes end up write-locked, listed in locked.
  */
-static unsigned int isolate(struct data_space *ds, struct inode *held, unsigned int max,
-			    struct victim *v, struct inode **locked, unsigned int *nr_locked)
+static unsigned int isolate(struct data_space *ds, struct inode *held, struct lru_lists *from,
+			    unsigned int max, struct victim *v, struct inode **locked,
+			    unsigned int *nr_locked)
 {
 	struct lru *lru = &ds->lru;
+	struct lru_lists *ls;
 	unsigned int nr = 0, scanned = 0;
 
 	pthread_mutex_lock(&lru->lock);
+	ls = from ? from : pick_lists(lru);
 	while (nr < max && scanned++ < 8 * RECLAIM_BATCH) {
-		uint32_t pfn = lru->tail[LRU_INACTIVE];
+		uint32_t pfn = ls->tail[LRU_INACTIVE];
 		struct lru_page *p;
 
 		if (pfn == LRU_NIL) {
 			/* Nothing inactive: age the active tail. */
-			pfn = lru->tail[LRU_ACTIVE];
+			pfn = ls->tail[LRU_ACTIVE];
 			if (pfn == LRU_NIL)
 				break;
 			atomic_store(&lru->pages[pfn].referenced, false);
@@ -87,8 +121,8 @@ static unsigned int isolate(struct data_space *ds, struct inode *held, unsigned 
 		v[nr++] = (struct victim){ pfn, p->inode, p->index };
 	}
 	/* Keep the inactive list at least as long as the active one. */
-	for (int i = 0; i < RECLAIM_BATCH && lru->nr[LRU_ACTIVE] > lru->nr[LRU_INACTIVE]; i++) {
-		uint32_t pfn = lru->tail[LRU_ACTIVE];
+	for (int i = 0; i < RECLAIM_BATCH && ls->nr[LRU_ACTIVE] > ls->nr[LRU_INACTIVE]; i++) {
+		uint32_t pfn = ls->tail[LRU_ACTIVE];
 
 		atomic_store(&lru->pages[pfn].referenced, false);
 		lru_rotate_locked(lru, pfn, LRU_INACTIVE);
@@ -105,7 +139,12 @@ static unsigned int isolate(struct data_space *ds, struct inode *held, unsigned 
 static void evict(struct data_space *ds, struct inode *inode, uint64_t index, uint32_t pfn,
 		  uint64_t entry)
 {
+	struct lru_lists *ls = lru_page(&ds->lru, pfn)->lists;
+
 	pagemap_set(&inode->pages, index, entry, NULL);
+	atomic_fetch_sub_explicit(&ls->nr_resident, 1, memory_order_relaxed);
+	if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED)
+		atomic_fetch_add_explicit(&ls->nr_swapped, 1, memory_order_relaxed);
 	if (atomic_exchange_explicit(&lru_page(&ds->lru, pfn)->is_readahead, false,
 				     memory_order_relaxed))
 		atomic_fetch_add_explicit(&ds->ra.nr_misses, 1, memory_order_relaxed);
@@ -118,7 +157,7 @@ static void keep(struct data_space *ds, uint32_t pfn)
 {
 	struct lru_page *p = lru_page(&ds->lru, pfn);
 
-	lru_add(&ds->lru, pfn, p->inode, p->index, 0);
+	lru_add(&ds->lru, p->lists, pfn, p->inode, p->index, 0);
 	pthread_mutex_lock(&ds->lru.lock);
 	lru_rotate_locked(&ds->lru, pfn, LRU_ACTIVE);
 	pthread_mutex_unlock(&ds->lru.lock);
@@ -187,6 +226,11 @@ static uint64_t finish_pending(struct data_space *ds, struct inode *held)
 
 uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
 {
+	return reclaim_batch_from(ds, held, NULL);
+}
+
+uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lru_lists *from)
+{
 	struct victim v[RECLAIM_BATCH];
 	struct inode *locked[RECLAIM_BATCH];
 	struct reclaim_pending *w;
@@ -208,7 +252,8 @@ uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
 	may_store = !atomic_load(&ds->is_pool_full);
 	freed = finish_pending(ds, held);
 	room = RECLAIM_MAX_PENDING - ds->nr_pending;
-	nr = isolate(ds, held, room < RECLAIM_BATCH ? room : RECLAIM_BATCH, v, locked, &nr_locked);
+	nr = isolate(ds, held, from, room < RECLAIM_BATCH ? room : RECLAIM_BATCH, v, locked,
+		     &nr_locked);
 	for (unsigned int i = 0; i < nr; i++) {
 		struct lru_page *p = lru_page(&ds->lru, v[i].pfn);
 		void *page = pagepool_addr(ds->pool, v[i].pfn);
@@ -272,7 +317,9 @@ uint64_t reclaim_pages(struct data_space *ds, uint64_t nr)
 	 * or aged the active list: give up once every listed page has had
 	 * its scan, and two more batches.
 	 */
-	max_idle = (ds->lru.nr[LRU_INACTIVE] + ds->lru.nr[LRU_ACTIVE]) / (8 * RECLAIM_BATCH) + 2;
+	max_idle = (lru_nr_listed(&ds->lru, LRU_INACTIVE) + lru_nr_listed(&ds->lru, LRU_ACTIVE)) /
+			   (8 * RECLAIM_BATCH) +
+		   2;
 	while (freed < nr && nr_idle < max_idle) {
 		n = reclaim_batch(ds, NULL);
 		freed += n;

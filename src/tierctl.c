@@ -354,6 +354,8 @@ static const struct command commands[] = {
 	  "    mem=SIZE        resident budget (k/m/g/t suffix or N% of RAM)\n"
 	  "    memlimit=SIZE   the daemon's whole memory limit\n"
 	  "    readahead=auto|direct|cluster|vma   what a swap-in brings back\n"
+	  "    cgroup=PATH [mem=SIZE]  a tenant cgroup's resident share instead\n"
+	  "                    (without mem=: back to cg_share=)\n"
 	  "  Root or the mount's owner only.\n" },
 	{ "drain", cmd_drain, "tierctl drain MOUNTPOINT [--to memory]",
 	  "  Bring every swapped page back to memory, showing progress.  Refused\n"

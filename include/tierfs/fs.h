@@ -13,6 +13,7 @@
 #include "tierfs/data.h"
 #include "tierfs/drain.h"
 #include "tierfs/memcg.h"
+#include "tierfs/tenant.h"
 #include "tierfs/ns.h"
 #include "tierfs/options.h"
 
@@ -31,6 +32,7 @@ struct tierfs {
 	double timeout;			/* attr and entry cache, seconds */
 	struct drain drain;
 	struct memcg_watch memcg;
+	struct tenants tenants;
 	bool is_cgroup_budget;		/* memlimit from the daemon's cgroup */
 };
 

@@ -30,8 +30,11 @@ enum lru_list { LRU_INACTIVE, LRU_ACTIVE, NR_LRU_LISTS };
  * being stored is stale); freeing it only clears inode (orphaned) and leaves
  * the pool page to reclaim, which is reading it.
  */
+struct lru_lists;
+
 struct lru_page {
 	struct inode *inode;		/* owner, while resident; NULL: free or orphaned */
+	struct lru_lists *lists;	/* the lists it is on, or was isolated from */
 	uint64_t index;			/* page index in the owner */
 	uint64_t swap_slot;		/* slot + 1 of a clean backend copy, 0 if none */
 	uint32_t prev, next;		/* pfn links, LRU_NIL at the ends */
@@ -42,16 +45,41 @@ struct lru_page {
 	atomic_bool is_readahead;	/* loaded by readahead, not used yet */
 };
 
+/*
+ * One pair of lists: the pages of files no tenant owns (lru->root), or one
+ * tenant's.  Links and nr under lru->lock; the counters are atomic.
+ */
+struct lru_lists {
+	uint32_t head[NR_LRU_LISTS], tail[NR_LRU_LISTS];
+	uint64_t nr[NR_LRU_LISTS];
+	atomic_uint_fast64_t nr_resident;	/* pages held, listed or being stored */
+	atomic_uint_fast64_t nr_swapped;	/* pages of its files in the backend */
+	atomic_uint_fast64_t limit_pages;	/* resident share; 0 = none */
+};
+
+/* Most lists (tenants, the root included) one LRU holds. */
+#define LRU_MAX_LISTS 64
+
 struct lru {
 	pthread_mutex_t lock;
 	struct lru_page *pages;		/* one per pool page */
 	uint64_t nr_pages;
-	uint32_t head[NR_LRU_LISTS], tail[NR_LRU_LISTS];
-	uint64_t nr[NR_LRU_LISTS];
+	struct lru_lists root;
+	struct lru_lists *all[LRU_MAX_LISTS];	/* root first; lock */
+	unsigned int nr_all;
 };
 
 /* Descriptors for nr_pages pool pages (address space only, touched on use). */
 int lru_init(struct lru *lru, uint64_t nr_pages);
+
+/* Empty lists, to be registered. */
+void lru_lists_init(struct lru_lists *l);
+
+/* Make l one of lru's (it must live as long).  Returns 0 or -ENOSPC. */
+int lru_register(struct lru *lru, struct lru_lists *l);
+
+/* Pages on the inactive or active lists of all the lists. */
+uint64_t lru_nr_listed(struct lru *lru, enum lru_list list);
 void lru_destroy(struct lru *lru);
 
 static inline struct lru_page *lru_page(struct lru *lru, uint32_t pfn)
@@ -59,9 +87,9 @@ static inline struct lru_page *lru_page(struct lru *lru, uint32_t pfn)
 	return &lru->pages[pfn];
 }
 
-/* A page became resident in inode at index: onto the inactive head. */
-void lru_add(struct lru *lru, uint32_t pfn, struct inode *inode, uint64_t index,
-	     uint64_t swap_slot);
+/* A page became resident in inode at index: onto the inactive head of lists. */
+void lru_add(struct lru *lru, struct lru_lists *lists, uint32_t pfn, struct inode *inode,
+	     uint64_t index, uint64_t swap_slot);
 
 /*
  * The page is being freed: off the lists, no owner.  Returns false when it

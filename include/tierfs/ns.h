@@ -22,6 +22,7 @@
 #define NS_SYMLINK_MAX 4095
 
 struct dir;
+struct lru_lists;
 
 /*
  * One file, directory, symlink or special file.
@@ -45,6 +46,7 @@ struct inode {
 	dev_t rdev;
 	uint32_t flags;			/* FS_*_FL: immutable, append, nodump, noatime */
 	uint64_t size;			/* st_size */
+	struct lru_lists *lists;	/* the tenant charged for its pages; NULL: none */
 	uint64_t ra_prev_first;		/* first page of the last swap-in fault, */
 	uint64_t ra_prev_end;		/* and the page after its last */
 	struct timespec atime, mtime, ctime;

@@ -38,6 +38,7 @@ struct tierfs_options {
 	int codec_level;
 	uint64_t swapsize;		/* backend capacity, bytes; 0 = default */
 	enum readahead_policy readahead;	/* swap-in readahead; 0 = auto */
+	unsigned int cg_share;		/* % of a tenant cgroup's limit; 0 = default */
 	bool foreground;
 	bool debug;
 	bool allow_other;

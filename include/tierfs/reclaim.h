@@ -13,6 +13,8 @@
 #include <stdint.h>
 
 struct data_space;
+struct inode;
+struct lru_lists;
 
 /* Pages one batch takes at most. */
 #define RECLAIM_BATCH 32
@@ -23,6 +25,9 @@ struct data_space;
  * too.  Returns the number of pool pages freed (0: nothing could be).
  */
 uint64_t reclaim_batch(struct data_space *ds, struct inode *held);
+
+/* reclaim_batch from one tenant's lists only (a tenant over its share). */
+uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lru_lists *from);
 
 /* Evict until nr pages are freed or nothing more can be.  Returns pages freed. */
 uint64_t reclaim_pages(struct data_space *ds, uint64_t nr);

@@ -91,12 +91,39 @@ static bool json_object(const char **p, int depth)
 	}
 }
 
+static bool json_array(const char **p, int depth)
+{
+	if (**p != '[' || depth > 8)
+		return false;
+	(*p)++;
+	json_skip_ws(p);
+	if (**p == ']') {
+		(*p)++;
+		return true;
+	}
+	for (;;) {
+		json_skip_ws(p);
+		if (!json_value(p, depth + 1))
+			return false;
+		json_skip_ws(p);
+		if (**p == ']') {
+			(*p)++;
+			return true;
+		}
+		if (**p != ',')
+			return false;
+		(*p)++;
+	}
+}
+
 static bool json_value(const char **p, int depth)
 {
 	static const char *const literals[] = { "true", "false", "null" };
 
 	if (**p == '{')
 		return json_object(p, depth);
+	if (**p == '[')
+		return json_array(p, depth);
 	if (**p == '"')
 		return json_string(p);
 	for (int i = 0; i < 3; i++)
@@ -222,6 +249,8 @@ static void test_stats(struct tierfs *fs)
 	check_json_key(json, NULL, "max_inodes", 100);
 	CHECK(json_find(json, NULL, "pool") != NULL);
 	CHECK(json_find(json, NULL, "requests") != NULL);
+	/* Tenants: the root lists first. */
+	CHECK(strstr(json, "\"cgroups\":[{\"path\":\"/\",\"resident_bytes\":8192,") != NULL);
 	check_json_key(json, "pool", "reserved_bytes", 1ULL << 20);
 	check_json_key(json, "requests", "reads", 0);
 	check_json_key(json, "requests", "writes", 0);

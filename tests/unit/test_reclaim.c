@@ -217,7 +217,7 @@ static void space_destroy(struct data_space *ds)
 	CHECK_EQ(0, backend_stored(ds));
 	CHECK_EQ(0, atomic_load(&ds->nr_pages));
 	CHECK_EQ(0, atomic_load(&ds->nr_filled));
-	CHECK_EQ(0, ds->lru.nr[LRU_INACTIVE] + ds->lru.nr[LRU_ACTIVE]);
+	CHECK_EQ(0, ds->lru.root.nr[LRU_INACTIVE] + ds->lru.root.nr[LRU_ACTIVE]);
 	ds->backend->ops->destroy(ds->backend);
 	lru_destroy(&ds->lru);
 	pthread_cond_destroy(&ds->reclaim_wake);
@@ -729,7 +729,7 @@ static void test_store_failure(void)
 	CHECK_EQ(0, atomic_load(&ds.nr_pending));
 	CHECK_EQ(NR, pool_in_use(&ds));
 	CHECK_EQ(0, backend_stored(&ds));
-	CHECK_EQ(NR, ds.lru.nr[LRU_INACTIVE] + ds.lru.nr[LRU_ACTIVE]);
+	CHECK_EQ(NR, ds.lru.root.nr[LRU_INACTIVE] + ds.lru.root.nr[LRU_ACTIVE]);
 	for (uint64_t i = 0; i < NR; i++) {
 		struct lru_page *p = lru_page(&ds.lru, pfn_of(&f, i));
 
@@ -746,7 +746,7 @@ static void test_store_failure(void)
 	CHECK_EQ(NR + 2, atomic_load(&ds.swap.nr_store_failures));
 	CHECK_EQ(2, backend_stored(&ds));
 	CHECK_EQ(2, pool_in_use(&ds));
-	CHECK_EQ(2, ds.lru.nr[LRU_INACTIVE] + ds.lru.nr[LRU_ACTIVE]);
+	CHECK_EQ(2, ds.lru.root.nr[LRU_INACTIVE] + ds.lru.root.nr[LRU_ACTIVE]);
 	for (uint64_t i = 0; i < NR; i++)
 		nr_resident += kind(&f, i) == PAGEMAP_KIND_RESIDENT;
 	CHECK_EQ(2, nr_resident);
