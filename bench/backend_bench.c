@@ -4,9 +4,11 @@
  * per-batch latency percentiles for every backend (zpool per codec, and
  * zpool with one shard: the one-lock build), 1 and 2 threads, on pages of
  * three compressibilities.  Fixed seeds; every result line carries all of
- * its parameters.
+ * its parameters.  --results FILE also writes TSV records for bench/run
+ * (see bench/run): sharded zpool against one lock and against ramdisk, the
+ * file backend against ramdisk, and the latency percentiles as plot points.
  *
- * usage: backend_bench [--quick] [--dir DIR]   (DIR holds the file backend's swap file)
+ * usage: backend_bench [--quick] [--batches N] [--dir DIR] [--results FILE]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -20,6 +22,7 @@
 #include "tierfs/codec.h"
 
 #define BATCH 32
+#define MAX_RUNS 256
 
 enum data_kind { DATA_SPARSE, DATA_TEXT, DATA_RANDOM, NR_DATA_KINDS };
 static const char *const data_names[] = { "sparse", "text", "random" };
@@ -33,6 +36,21 @@ struct run {
 	unsigned int nr_batches;	/* per thread */
 	const char *dir;
 };
+
+/* What one run measured, kept for the --results records. */
+struct run_result {
+	const char *backend, *codec;	/* codec "-" when none */
+	unsigned int nr_shards;		/* asked for: 0 = default */
+	unsigned int nr_shards_used;	/* zpool: what the default gave */
+	enum data_kind kind;
+	unsigned int nr_threads;
+	double store_mbps, load_mbps;
+	double store_us[3], load_us[3];	/* p50, p99, p99.9 */
+	unsigned long long nr_contended;
+};
+
+static struct run_result results[MAX_RUNS];
+static unsigned int nr_results;
 
 struct thread_result {
 	double store_s, load_s;
@@ -164,6 +182,7 @@ static int run_one(const struct run *r)
 	struct backend_stats st;
 	double store_s = 0, load_s = 0, *slat, *llat;
 	size_t nr_lat = (size_t)r->nr_threads * r->nr_batches;
+	char shards[16];
 	int err;
 
 	snprintf(path, sizeof(path), "%s/tierfs-bench-swap.%d", r->dir, (int)getpid());
@@ -203,9 +222,35 @@ static int run_one(const struct run *r)
 	}
 	qsort(slat, nr_lat, sizeof(double), cmp_double);
 	qsort(llat, nr_lat, sizeof(double), cmp_double);
+	if (r->nr_shards == 1)
+		snprintf(shards, sizeof(shards), "1");
+	else if (st.nr_shards)
+		snprintf(shards, sizeof(shards), "auto/%u", (unsigned int)st.nr_shards);
+	else
+		snprintf(shards, sizeof(shards), "auto");
+	if (nr_results < MAX_RUNS) {
+		struct run_result *res = &results[nr_results++];
+		static const double ps[3] = { 0.5, 0.99, 0.999 };
+
+		*res = (struct run_result){
+			.backend = r->ops->name,
+			.codec = r->codec ? r->codec->name : "-",
+			.nr_shards = r->nr_shards,
+			.nr_shards_used = (unsigned int)st.nr_shards,
+			.kind = r->kind,
+			.nr_threads = r->nr_threads,
+			.store_mbps = (double)pages * PAGE_SIZE / 1e6 / store_s,
+			.load_mbps = (double)pages * PAGE_SIZE / 1e6 / load_s,
+			.nr_contended = (unsigned long long)st.nr_lock_contended,
+		};
+		for (int i = 0; i < 3; i++) {
+			res->store_us[i] = percentile(slat, nr_lat, ps[i]) * 1e6;
+			res->load_us[i] = percentile(llat, nr_lat, ps[i]) * 1e6;
+		}
+	}
 	printf("%-8s %-5s %6s %-6s %7u | %8.0f %8.0f | %7.1f %7.1f %7.1f | %7.1f %7.1f %7.1f | %8u\n",
 	       r->ops->name, r->codec ? r->codec->name : "-",
-	       r->nr_shards == 1 ? "1" : "auto", data_names[r->kind], r->nr_threads,
+	       shards, data_names[r->kind], r->nr_threads,
 	       (double)pages * PAGE_SIZE / 1e6 / store_s, (double)pages * PAGE_SIZE / 1e6 / load_s,
 	       percentile(slat, nr_lat, 0.5) * 1e6, percentile(slat, nr_lat, 0.99) * 1e6,
 	       percentile(slat, nr_lat, 0.999) * 1e6, percentile(llat, nr_lat, 0.5) * 1e6,
@@ -217,20 +262,148 @@ static int run_one(const struct run *r)
 	return 0;
 }
 
+static const struct run_result *find_result(const char *backend, const char *codec,
+					     unsigned int nr_shards, enum data_kind kind,
+					     unsigned int nr_threads)
+{
+	for (unsigned int i = 0; i < nr_results; i++) {
+		const struct run_result *r = &results[i];
+
+		if (!strcmp(r->backend, backend) && !strcmp(r->codec, codec) &&
+		    r->nr_shards == nr_shards && r->kind == kind && r->nr_threads == nr_threads)
+			return r;
+	}
+	return NULL;
+}
+
+/* One "result" record; a missing anchor (the run failed) stays empty. */
+static void put_result(FILE *f, const char *metric, const char *unit, double value,
+		       const char *anchor_name, const struct run_result *anchor, double anchor_value)
+{
+	fprintf(f, "result\t%s\t%s\t%.0f\t%s\t", metric, unit, value, anchor_name);
+	if (anchor)
+		fprintf(f, "%.0f", anchor_value);
+	fputc('\n', f);
+}
+
+/*
+ * Sharded zpool against one lock and against ramdisk (the copy that costs
+ * no compression), the file backend against ramdisk; the latency
+ * percentiles of the "text" data (about 2:1) as plot points.
+ */
+static int write_results(const char *path, unsigned int nr_batches, const char *dir)
+{
+	static const char *const pct_names[3] = { "p50", "p99", "p99.9" };
+	FILE *f = fopen(path, "a");
+	char metric[128], label[64];
+
+	if (!f) {
+		fprintf(stderr, "backend_bench: %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	for (unsigned int i = 0; i < nr_results; i++) {
+		const struct run_result *r = &results[i], *lock, *ram;
+		bool is_zpool = !strcmp(r->backend, "zpool");
+
+		if (!strcmp(r->backend, "ramdisk") || (is_zpool && r->nr_shards == 1))
+			continue;
+		lock = is_zpool ? find_result("zpool", r->codec, 1, r->kind, r->nr_threads) : NULL;
+		ram = find_result("ramdisk", "-", 0, r->kind, r->nr_threads);
+		for (int load = 0; load < 2; load++) {
+			if (is_zpool)
+				snprintf(metric, sizeof(metric), "zpool %s %s, %u thread%s, %u shard%s, %s",
+					 r->codec, data_names[r->kind], r->nr_threads,
+					 r->nr_threads > 1 ? "s" : "", r->nr_shards_used,
+					 r->nr_shards_used == 1 ? "" : "s", load ? "load" : "store");
+			else
+				snprintf(metric, sizeof(metric), "%s %s, %u thread%s, %s", r->backend,
+					 data_names[r->kind], r->nr_threads,
+					 r->nr_threads > 1 ? "s" : "", load ? "load" : "store");
+			if (is_zpool)
+				put_result(f, metric, "MB/s", load ? r->load_mbps : r->store_mbps,
+					   "zpool, one lock", lock,
+					   lock ? (load ? lock->load_mbps : lock->store_mbps) : 0);
+			put_result(f, metric, "MB/s", load ? r->load_mbps : r->store_mbps, "ramdisk",
+				   ram, ram ? (load ? ram->load_mbps : ram->store_mbps) : 0);
+		}
+		if (is_zpool && r->nr_threads > 1) {
+			snprintf(metric, sizeof(metric),
+				 "zpool %s %s, %u threads, %u shard%s, lock found taken", r->codec,
+				 data_names[r->kind], r->nr_threads, r->nr_shards_used,
+				 r->nr_shards_used == 1 ? "" : "s");
+			put_result(f, metric, "times", (double)r->nr_contended, "zpool, one lock",
+				   lock, lock ? (double)lock->nr_contended : 0);
+		}
+	}
+	fprintf(f, "plot\tstore_latency\tlogbars\tStore latency per batch of %d pages, text data"
+		   "\tbackend, threads (T)\tmicroseconds\n", BATCH);
+	fprintf(f, "plot\tload_latency\tlogbars\tLoad latency per batch of %d pages, text data"
+		   "\tbackend, threads (T)\tmicroseconds\n", BATCH);
+	for (unsigned int i = 0; i < nr_results; i++) {
+		const struct run_result *r = &results[i];
+
+		if (r->kind != DATA_TEXT)
+			continue;
+		snprintf(label, sizeof(label), "%s%s%s%s %uT", r->backend,
+			 strcmp(r->codec, "-") ? " " : "", strcmp(r->codec, "-") ? r->codec : "",
+			 r->nr_shards == 1 ? " 1 lock" : "", r->nr_threads);
+		for (int p = 0; p < 3; p++) {
+			fprintf(f, "point\tstore_latency\t%s\t%s\t%.1f\n", pct_names[p], label,
+				r->store_us[p]);
+			fprintf(f, "point\tload_latency\t%s\t%s\t%.1f\n", pct_names[p], label,
+				r->load_us[p]);
+		}
+	}
+	fprintf(f, "subject\tbackend\n");
+	fprintf(f, "param\tbatches\t%u per thread of %d pages (%u MiB per thread)\n", nr_batches,
+		BATCH, nr_batches * BATCH / 256);
+	fprintf(f, "param\tdata\tsparse: ~4 %% random bytes; text: a 30-letter alphabet (about 2:1"
+		   " with lz4); random: incompressible; fixed seeds\n");
+	fprintf(f, "param\tfile backend\tswap file in %s\n", dir);
+	fprintf(f, "note\tMB/s: pages stored (or loaded) over the wall time of the slowest thread;"
+		   " a latency is one batch of %d pages.\n", BATCH);
+	if (fclose(f)) {
+		fprintf(stderr, "backend_bench: %s: %s\n", path, strerror(errno));
+		return -EIO;
+	}
+	return 0;
+}
+
+static int usage(FILE *out, int status)
+{
+	fprintf(out, "usage: backend_bench [--quick] [--batches N] [--dir DIR] [--results FILE]\n\n"
+		     "  --quick         16 batches per thread (smoke test)\n"
+		     "  --batches N     batches of %d pages per thread (default 2048: 256 MiB)\n"
+		     "  --dir DIR       where the file backend's swap file goes (/var/tmp)\n"
+		     "  --results FILE  append TSV records for bench/run (see bench/run)\n",
+		BATCH);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	unsigned int nr_batches = 2048; /* 256 MiB per thread */
-	const char *dir = "/var/tmp";
+	const char *dir = "/var/tmp", *results_path = NULL;
 	int failed = 0;
 
 	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--quick"))
+		if (!strcmp(argv[i], "--quick")) {
 			nr_batches = 16;
-		else if (!strcmp(argv[i], "--dir") && i + 1 < argc)
+		} else if (!strcmp(argv[i], "--batches") && i + 1 < argc) {
+			char *end;
+			unsigned long n = strtoul(argv[++i], &end, 10);
+
+			if (*end || !n || n > 1u << 20)
+				return usage(stderr, 2);
+			nr_batches = (unsigned int)n;
+		} else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
 			dir = argv[++i];
-		else {
-			fprintf(stderr, "usage: backend_bench [--quick] [--dir DIR]\n");
-			return 2;
+		} else if (!strcmp(argv[i], "--results") && i + 1 < argc) {
+			results_path = argv[++i];
+		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			return usage(stdout, 0);
+		} else {
+			return usage(stderr, 2);
 		}
 	}
 	printf("# backend_bench: batch %d pages, %u batches per thread, swap dir %s\n", BATCH,
@@ -264,5 +437,7 @@ int main(int argc, char **argv)
 					}
 		}
 	}
+	if (results_path && write_results(results_path, nr_batches, dir))
+		failed = 1;
 	return failed ? 1 : 0;
 }

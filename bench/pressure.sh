@@ -5,9 +5,11 @@
 # a kernel tmpfs swapping to zram?  Each side runs, daemon and workload alike,
 # in its own cgroup v1 memory cgroup with the same memory.limit_in_bytes and
 # gets the same workload: fio writes more data than the limit, dd reads it
-# back with the page cache dropped, fio reads 4 KiB at random.  Prints one
-# table with tierfs/kernel ratios and the memory each pool spends per stored
-# byte (zram's mm_stat against tierfs's backend counters).
+# back with the page cache dropped, fio reads 4 KiB at random with psync and
+# then through mmap (a 256 MiB region a job at 1 GiB, uniform and zipf:1.2).  Prints
+# one table with tierfs/kernel ratios, the compression ratio and the memory
+# each pool spends per stored byte (zram's mm_stat against tierfs's backend
+# counters); --results FILE also writes them for bench/run.
 #
 # Exit status: 0 done (targets are printed, never enforced), 1 a step could not
 # run (a mount, a tool, a process killed by the OOM killer) or data read back
@@ -23,8 +25,9 @@ usage()
 {
 	cat <<'EOF'
 usage: pressure.sh [--tierfs PATH] [--tierctl PATH] [--limit-mb N] [--data-mb N]
-                   [--mem-mb N] [--tierfs-limit-mb N] [--backend B] [--runtime S]
-                   [--compress PCT] [--quick]
+                   [--mem-mb N] [--tierfs-limit-mb N|same-total] [--backend B]
+                   [--runtime S] [--compress PCT] [--mmap-job-mb N] [--quick]
+                   [--results FILE]
 
   --tierfs PATH   tierfs binary (default: ./build/tierfs, else tierfs in PATH)
   --tierctl PATH  tierctl binary (default: next to tierfs, else tierctl in PATH)
@@ -32,11 +35,18 @@ usage: pressure.sh [--tierfs PATH] [--tierctl PATH] [--limit-mb N] [--data-mb N]
   --data-mb N     data fio writes, in MiB (3072)
   --mem-mb N      tierfs mem= in MiB (default 60 % of --limit-mb)
   --tierfs-limit-mb N  tierfs's cgroup limit instead of --limit-mb, to see what
-                  tierfs does with more room (the header says so)
-  --backend B     tierfs backend= (zpool); another one is a diagnostic run
-  --runtime S     seconds of 4 KiB random reads (10)
+                  tierfs does with more room (the header says so); same-total:
+                  --limit-mb plus the peak memory of zram's pool (mem_used_max),
+                  which the kernel side used outside its cgroup
+  --backend B     tierfs backend= (zpool); file:PATH fits a limit that zpool's
+                  pool, charged to the cgroup, does not
+  --runtime S     seconds of each 4 KiB random read job (10)
   --compress PCT  fio --buffer_compress_percentage (50)
+  --mmap-job-mb N each mmap fio job reads its own N MiB region of the data
+                  (default a quarter of --limit-mb: 256 at 1 GiB; as many jobs as
+                  fit in --data-mb)
   --quick         --limit-mb 256 --data-mb 768 --runtime 3 (smoke test)
+  --results FILE  append TSV records for bench/run (see bench/run)
 
 Must run as root: it creates memory cgroups, a zram swap device and mounts.
 Swap devices already on the machine are left alone (and named in the header).
@@ -52,7 +62,9 @@ TIERFS_LIMIT_MB=
 BACKEND=zpool
 RUNTIME=10
 COMPRESS=50
+MMAP_JOB_MB=
 QUICK=0
+RESULTS=
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -65,6 +77,8 @@ while [ $# -gt 0 ]; do
 	--backend) BACKEND=${2-}; shift ;;
 	--runtime) RUNTIME=${2-}; shift ;;
 	--compress) COMPRESS=${2-}; shift ;;
+	--mmap-job-mb) MMAP_JOB_MB=${2-}; shift ;;
+	--results) RESULTS=${2-}; shift ;;
 	--quick) QUICK=1; LIMIT_MB=256; DATA_MB=768; RUNTIME=3 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "pressure.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -73,8 +87,16 @@ while [ $# -gt 0 ]; do
 done
 
 [ -n "$MEM_MB" ] || MEM_MB=$((LIMIT_MB * 6 / 10))
+# A job's region a quarter of the limit: at a region as large as the limit,
+# the kernel side was OOM-killed now and then (every page mapped and active).
+[ -n "$MMAP_JOB_MB" ] || MMAP_JOB_MB=$((LIMIT_MB / 4))
 [ -n "$TIERFS_LIMIT_MB" ] || TIERFS_LIMIT_MB=$LIMIT_MB
-for num in "$LIMIT_MB" "$DATA_MB" "$MEM_MB" "$TIERFS_LIMIT_MB" "$RUNTIME"; do
+SAME_TOTAL=0
+if [ "$TIERFS_LIMIT_MB" = same-total ]; then
+	SAME_TOTAL=1
+	TIERFS_LIMIT_MB=$LIMIT_MB
+fi
+for num in "$LIMIT_MB" "$DATA_MB" "$MEM_MB" "$TIERFS_LIMIT_MB" "$RUNTIME" "$MMAP_JOB_MB"; do
 	case "$num" in
 	''|*[!0-9]*|0) echo "pressure.sh: '$num' is not a positive integer" >&2; exit 2 ;;
 	esac
@@ -87,45 +109,13 @@ esac
 NAME=pressure.sh
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
+[ -z "$RESULTS" ] || : >>"$RESULTS" || { echo "$NAME: cannot write $RESULTS" >&2; exit 2; }
 require_mount_bench fio fusermount3 mkswap swapon swapoff findmnt md5sum flock
-
-CG_ROOT=/sys/fs/cgroup/memory
-if [ ! -w "$CG_ROOT/cgroup.procs" ] || [ ! -e "$CG_ROOT/memory.oom_control" ]; then
-	skip "no cgroup v1 memory controller at $CG_ROOT"
-fi
-
-if [ ! -e /sys/class/zram-control ] && [ ! -e /sys/block/zram0 ]; then
-	modprobe zram num_devices=1 2>/dev/null || skip "no zram (modprobe zram failed)"
-fi
-[ -e /sys/class/zram-control ] || [ -e /sys/block/zram0 ] || skip "no zram"
-
-if [ -z "$TIERFS" ]; then
-	if [ -x ./build/tierfs ]; then
-		TIERFS=./build/tierfs
-	else
-		TIERFS=$(command -v tierfs) || die "no tierfs binary: build it or pass --tierfs"
-	fi
-fi
-[ -x "$TIERFS" ] || die "$TIERFS is not an executable"
-TIERFS=$(cd "$(dirname "$TIERFS")" && pwd)/$(basename "$TIERFS")
-if [ -z "$TIERCTL" ]; then
-	if [ -x "$(dirname "$TIERFS")/tierctl" ]; then
-		TIERCTL=$(dirname "$TIERFS")/tierctl
-	else
-		TIERCTL=$(command -v tierctl) || die "no tierctl binary: pass --tierctl"
-	fi
-fi
-[ -x "$TIERCTL" ] || die "$TIERCTL is not an executable"
-TIERCTL=$(cd "$(dirname "$TIERCTL")" && pwd)/$(basename "$TIERCTL")
-
-# One run at a time on the machine: a second run's zram swap would take the
-# first run's tierfs pages, and its swapoff would then fail against that cgroup.
-LOCK=/run/tierfs-bench-pressure.lock
-exec 9>"$LOCK" || skip "cannot open $LOCK"
-if ! flock -n 9; then
-	echo "pressure.sh: waiting for another pressure.sh run ($LOCK)" >&2
-	flock -w $((QUICK ? 240 : 3000)) 9 || skip "another pressure.sh run holds $LOCK"
-fi
+require_memcg_v1
+require_zram
+find_tierfs
+find_tierctl
+zram_lock $((QUICK ? 240 : 3000))
 
 SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
 DATA_BYTES=$((DATA_MB * 1024 * 1024))
@@ -137,6 +127,9 @@ FS_MB=$((DATA_MB + VERIFY_MB + 256))
 # Each md5 sample of the data file, MiB; three: start, middle, end.
 SAMPLE_MB=16
 [ "$DATA_MB" -ge "$SAMPLE_MB" ] || die "--data-mb must be at least $SAMPLE_MB"
+# The mmap jobs: one a MMAP_JOB_MB region of the data file, as many as fit.
+NR_MMAP_JOBS=$((DATA_MB / MMAP_JOB_MB))
+[ "$NR_MMAP_JOBS" -ge 1 ] || die "--mmap-job-mb must not exceed --data-mb"
 
 WORK=$(mktemp -d /tmp/tierfs-pressure.XXXXXX) || die "mktemp failed"
 TMPFS_MNT=$WORK/tmpfs
@@ -144,40 +137,11 @@ TIERFS_MNT=$WORK/tierfs
 LOG=$WORK/log
 SAMPLES=$WORK/samples
 CG_BASE=$CG_ROOT/tierfs-bench.$$
-ZRAM=
-ZRAM_HOT_ADDED=0
-ZRAM_SWAPON=0
 DAEMON_PID=
 SAMPLER_PID=
 
-is_mounted()
-{
-	findmnt -rn --mountpoint "$1" >/dev/null 2>&1
-}
-
-# zram_off: swapoff, reset and remove the zram device; fails (and says so)
-# if the swap device is still on.
-zram_off()
-{
-	[ -n "$ZRAM" ] || return 0
-	if [ "$ZRAM_SWAPON" = 1 ]; then
-		if ! swapoff "/dev/$ZRAM" 2>>"$LOG"; then
-			echo "pressure.sh: swapoff /dev/$ZRAM failed; it is still a swap device" >&2
-			return 1
-		fi
-		ZRAM_SWAPON=0
-	fi
-	echo 1 >"/sys/block/$ZRAM/reset" 2>/dev/null
-	if [ "$ZRAM_HOT_ADDED" = 1 ]; then
-		echo "${ZRAM#zram}" >/sys/class/zram-control/hot_remove 2>/dev/null
-	fi
-	ZRAM=
-}
-
 cleanup()
 {
-	local cg
-
 	[ -n "$SAMPLER_PID" ] && kill "$SAMPLER_PID" 2>/dev/null
 	if is_mounted "$TIERFS_MNT"; then
 		fusermount3 -u "$TIERFS_MNT" 2>/dev/null || umount "$TIERFS_MNT" 2>/dev/null ||
@@ -195,16 +159,7 @@ cleanup()
 		umount "$TMPFS_MNT" || umount -l "$TMPFS_MNT"
 	fi
 	zram_off || echo "pressure.sh: /dev/$ZRAM left behind: swapoff it by hand" >&2
-	# This shell never joins a bench cgroup; be sure anyway before rmdir.
-	echo $$ >"$CG_ROOT/cgroup.procs" 2>/dev/null
-	for cg in "$CG_BASE".kernel "$CG_BASE".tierfs; do
-		[ -d "$cg" ] || continue
-		for _ in $(seq 50); do
-			rmdir "$cg" 2>/dev/null && break
-			sleep 0.1
-		done
-		[ -d "$cg" ] && echo "pressure.sh: could not remove $cg" >&2
-	done
+	cg_remove "$CG_BASE".kernel "$CG_BASE".tierfs
 	rm -f "$LOG" "$SAMPLES" "$WORK"/stats.* "$WORK"/*.state
 	cd / && rmdir "$TMPFS_MNT" "$TIERFS_MNT" "$WORK" 2>/dev/null
 }
@@ -218,50 +173,10 @@ cd "$WORK" || die "cd $WORK failed"
 : >"$LOG"
 : >"$SAMPLES"
 
-# cg_new NAME MIB [noswap]: a fresh memory cgroup limited to MIB; with
-# noswap, memory+swap is limited to the same, so nothing in it can be swapped
-# out by the kernel (to a swap device someone else turned on).  Prints its path.
-cg_new()
-{
-	local cg=$CG_BASE.$1 bytes=$(($2 * 1024 * 1024))
-
-	mkdir "$cg" || return 1
-	echo "$bytes" >"$cg/memory.limit_in_bytes" || return 1
-	echo 100 >"$cg/memory.swappiness" || return 1
-	if [ "${3-}" = noswap ] && [ -e "$cg/memory.memsw.limit_in_bytes" ]; then
-		echo "$bytes" >"$cg/memory.memsw.limit_in_bytes" || return 1
-	fi
-	echo "$cg"
-}
-
-# in_cg CGROUP CMD ARGS...: runs CMD inside CGROUP (its children stay there).
-in_cg()
-{
-	sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$@" 9>&-
-}
-
-# cg_oom_kills CGROUP: processes the OOM killer killed in it so far.
-cg_oom_kills()
-{
-	awk '$1 == "oom_kill" { print $2; found = 1 } END { if (!found) print 0 }' \
-		"$1/memory.oom_control"
-}
-
-now_ns()
-{
-	date +%s%N
-}
-
 # mib_per_s NS: DATA_MB over NS nanoseconds.
 mib_per_s()
 {
 	awk -v mb="$DATA_MB" -v ns="$1" 'BEGIN { printf "%.0f\n", mb / (ns / 1e9) }'
-}
-
-# json_num KEY FILE: the first number stored under "KEY" in tierctl's JSON.
-json_num()
-{
-	grep -o "\"$1\":[0-9.]*" "$2" | head -n 1 | cut -d: -f2
 }
 
 declare -A R=([daemon_exit]=-)
@@ -326,6 +241,26 @@ rand_read()
 		$1 == "3" { if ($5 != 0) exit 1; printf "%.0f\n", $8; found = 1 }
 		END { exit !found }'
 }
+
+# mmap_read DIST MNT: NR_MMAP_JOBS fio jobs at once, each reading 4 KiB at
+# random through mmap in its own MMAP_JOB_MB region of the data file, with
+# random_distribution DIST; the jobs' IOPS summed (group_reporting).
+mmap_read()
+{
+	local out
+
+	out=$(in_cg "$CG" fio --name=m --filename="$2/data" --rw=randread --bs=4k \
+		--ioengine=mmap --random_distribution="$1" --size="${MMAP_JOB_MB}m" \
+		--offset_increment="${MMAP_JOB_MB}m" --numjobs="$NR_MMAP_JOBS" --group_reporting \
+		--invalidate=0 --runtime="$RUNTIME" --time_based --randseed=1 --minimal \
+		2>>"$LOG") || return 1
+	printf '%s\n' "$out" | awk -F';' '
+		$1 == "3" { if ($5 != 0) exit 1; printf "%.0f\n", $8; found = 1 }
+		END { exit !found }'
+}
+
+mmap_uniform() { mmap_read random "$1"; }
+mmap_zipf() { mmap_read zipf:1.2 "$1"; }
 
 # One md5 over SAMPLE_MB at the start, the middle and the end of the data file.
 md5_samples()
@@ -397,6 +332,8 @@ run_side()
 	step "$side" drop drop_cache "$mnt"
 	step "$side" read seq_read "$mnt"
 	step "$side" randread rand_read "$mnt"
+	step "$side" mmap_uniform mmap_uniform "$mnt"
+	step "$side" mmap_zipf mmap_zipf "$mnt"
 	step "$side" verify check_verify_file "$mnt" && R[verify.$side]=ok
 	step "$side" md5 md5_samples "$mnt"
 	side_alive "$side" || R[oom.$side]=yes
@@ -416,6 +353,8 @@ kernel_stats()
 	R[stored.kernel]=$orig
 	R[compr.kernel]=$compr
 	R[poolmem.kernel]=$used
+	[ "$compr" -gt 0 ] && R[ratio.kernel]=$(awk -v o="$orig" -v c="$compr" \
+		'BEGIN { printf "%.2f\n", o / c }')
 }
 
 tierfs_stats()
@@ -426,6 +365,7 @@ tierfs_stats()
 	R[stored.tierfs]=$(json_num stored_bytes "$json")
 	R[poolmem.tierfs]=$(json_num pool_bytes "$json")
 	R[compr.tierfs]=
+	R[ratio.tierfs]=$(json_num compression_ratio "$json")
 	R[resident.tierfs]=$(json_num resident_bytes "$json")
 	R[budget.tierfs]=$(json_num mem_budget_bytes "$json")
 }
@@ -441,12 +381,18 @@ echo "# fio write: bs=1M psync buffer_compress_percentage=$COMPRESS refill_buffe
 	"end_fsync=1 fallocate=none (MiB/s = data / wall time)"
 echo "# read: page cache of the file dropped (dd iflag=nocache count=0, fadvise DONTNEED);" \
 	"dd bs=1M (MiB/s); then fio randread bs=4k psync invalidate=0 ${RUNTIME}s randseed=1 (IOPS)"
+echo "# mmap: fio randread bs=4k ioengine=mmap numjobs=$NR_MMAP_JOBS, job i reads" \
+	"[i*${MMAP_JOB_MB}MiB, +${MMAP_JOB_MB}MiB) of the data, random_distribution=random" \
+	"and zipf:1.2, ${RUNTIME}s each, group_reporting (IOPS summed)"
 echo "# kernel: tmpfs size=${FS_MB}m + zram swap lz4 disksize=${DATA_MB}MiB priority 32767"
 [ "$BACKEND" = zpool ] ||
 	echo "# NOTE: tierfs runs with backend=$BACKEND, not the zpool the question is about"
 [ "$TIERFS_LIMIT_MB" = "$LIMIT_MB" ] ||
 	echo "# NOTE: tierfs's cgroup limit is ${TIERFS_LIMIT_MB}MiB, not the kernel's ${LIMIT_MB}MiB"
-echo "# tierfs: size=${FS_MB}m mem=${MEM_MB}m ($((MEM_MB * 100 / TIERFS_LIMIT_MB)) % of the limit)" \
+[ "$SAME_TOTAL" = 0 ] ||
+	echo "# NOTE: tierfs's cgroup limit is ${LIMIT_MB}MiB plus the peak of zram's pool" \
+		"(mem_used_max), measured on the kernel side: the same total memory"
+echo "# tierfs: size=${FS_MB}m mem=${MEM_MB}m ($((MEM_MB * 100 / LIMIT_MB)) % of ${LIMIT_MB}MiB)" \
 	"backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto; daemon -f in the cgroup;" \
 	"memory.memsw.limit_in_bytes = the limit (no kernel swap)"
 echo "# check: fio verify=crc32c ${VERIFY_MB}MiB written first, read last; md5 of 3x${SAMPLE_MB}MiB" \
@@ -455,28 +401,18 @@ echo "# other swap on the machine: ${other_swap:-none}; tierfs=$TIERFS"
 
 # --- kernel: tmpfs swapping to zram --------------------------------------
 
-if [ -w /sys/class/zram-control/hot_add ]; then
-	ZRAM=zram$(cat /sys/class/zram-control/hot_add) || die "zram hot_add failed"
-	ZRAM_HOT_ADDED=1
-else
-	for dev in /sys/block/zram*; do
-		[ "$(cat "$dev/disksize")" = 0 ] || continue
-		ZRAM=${dev##*/}
-		break
-	done
-	[ -n "$ZRAM" ] || skip "no free zram device and no zram-control/hot_add"
-fi
-grep -qw lz4 "/sys/block/$ZRAM/comp_algorithm" || skip "zram has no lz4"
-echo lz4 >"/sys/block/$ZRAM/comp_algorithm" || die "cannot set $ZRAM comp_algorithm"
-echo "$DATA_BYTES" >"/sys/block/$ZRAM/disksize" || die "cannot set $ZRAM disksize"
-mkswap "/dev/$ZRAM" >>"$LOG" 2>&1 || die "mkswap /dev/$ZRAM failed"
-swapon -p 32767 "/dev/$ZRAM" 2>>"$LOG" || die "swapon /dev/$ZRAM failed"
-ZRAM_SWAPON=1
-
-CG=$(cg_new kernel "$LIMIT_MB") || die "cannot create memory cgroup $CG_BASE.kernel"
+zram_on "$DATA_BYTES"
+CG=$(cg_new "$CG_BASE.kernel" "$LIMIT_MB") || die "cannot create memory cgroup $CG_BASE.kernel"
 mount -t tmpfs -o size="${FS_MB}m" tierfs-bench "$TMPFS_MNT" || die "tmpfs mount failed"
 run_side kernel "$TMPFS_MNT" kernel_stats
-R[zram_after.kernel]=$(awk '{ print $3 }' "/sys/block/$ZRAM/mm_stat")
+R[zram_after.kernel]=$(zram_mm_stat 3)
+R[zram_max.kernel]=$(zram_mm_stat 5)
+if [ "$SAME_TOTAL" = 1 ]; then
+	zram_max=${R[zram_max.kernel]}
+	TIERFS_LIMIT_MB=$((LIMIT_MB + (zram_max + 1048575) / 1048576))
+	echo "# tierfs's cgroup limit: ${LIMIT_MB}MiB + zram's peak pool" \
+		"$(((zram_max + 1048575) / 1048576))MiB = ${TIERFS_LIMIT_MB}MiB"
+fi
 rm -f "$TMPFS_MNT/data" "$TMPFS_MNT/verify"
 umount "$TMPFS_MNT" || die "umount $TMPFS_MNT failed"
 zram_off || die "cannot measure tierfs while /dev/$ZRAM is still a swap device"
@@ -484,19 +420,14 @@ rmdir "$CG" 2>/dev/null
 
 # --- tierfs ---------------------------------------------------------------
 
-CG=$(cg_new tierfs "$TIERFS_LIMIT_MB" noswap) || die "cannot create memory cgroup $CG_BASE.tierfs"
+CG=$(cg_new "$CG_BASE.tierfs" "$TIERFS_LIMIT_MB" noswap) || die "cannot create memory cgroup $CG_BASE.tierfs"
 # Not through in_cg: a function run in the background is a subshell, and $!
 # must be the daemon itself.
 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$TIERFS" "$TIERFS_MNT" -f \
 	-o "size=${FS_MB}m,mem=${MEM_MB}m,backend=$BACKEND,compressor=lz4,swapsize=${DATA_MB}m" \
 	2>>"$LOG" 9>&- &
 DAEMON_PID=$!
-for _ in $(seq 100); do
-	is_mounted "$TIERFS_MNT" && break
-	kill -0 "$DAEMON_PID" 2>/dev/null || break
-	sleep 0.1
-done
-is_mounted "$TIERFS_MNT" || die "tierfs did not mount $TIERFS_MNT: $(cat "$LOG")"
+wait_mounted "$TIERFS_MNT" "$DAEMON_PID" || die "tierfs did not mount $TIERFS_MNT: $(cat "$LOG")"
 sampler &
 SAMPLER_PID=$!
 run_side tierfs "$TIERFS_MNT" tierfs_stats
@@ -562,7 +493,11 @@ printf '%-36s | %14s | %14s | %5s | %s\n' metric tmpfs+zram tierfs ratio "target
 row "seq write 1M fio (MiB/s)" "" write ">=" 1.00
 row "seq read 1M dd, cache dropped" "" read ">=" 1.00
 row "4K randread psync ${RUNTIME}s (IOPS)" "" randread ">=" 0.50
+row "4K mmap x$NR_MMAP_JOBS uniform (IOPS)" "" mmap_uniform ">=" 0.50
+row "4K mmap x$NR_MMAP_JOBS zipf:1.2 (IOPS)" "" mmap_zipf ">=" 0.50
 row "pool memory per stored byte" "" perbyte "<=" 1.10
+printf '%-36s | %14s | %14s |\n' "compression ratio (orig/compressed)" \
+	"${R[ratio.kernel]:--}" "${R[ratio.tierfs]:--}"
 printf '%-36s | %14s | %14s |\n' "  stored (orig_data_size|stored_bytes)" \
 	"$(mib "${R[stored.kernel]-}")" "$(mib "${R[stored.tierfs]-}")${R[sampled]:+*}"
 printf '%-36s | %14s | %14s |\n' "  pool (mem_used_total|pool_bytes)" \
@@ -589,18 +524,77 @@ echo "tierfs after the write: resident $(mib "${R[resident.tierfs]-}") of budget
 	echo "* tierfs died during the write: the last 0.2 s sample of its counters before"
 echo "zram's pool is not charged to the cgroup; tierfs's pool is (it lives in the daemon)."
 
+# --- results for bench/run -------------------------------------------------
+
+# res LABEL UNIT KEY: tierfs against the kernel for R[KEY.*].
+res()
+{
+	result "$1" "$2" "${R[$3.tierfs]-}" tmpfs+zram "${R[$3.kernel]-}"
+}
+
+mib_num()
+{
+	awk -v b="$1" 'BEGIN { if (b != "") printf "%.0f\n", b / 1048576 }'
+}
+
+if [ -n "$RESULTS" ]; then
+	case "$BACKEND" in
+	zpool) pool_label="pool memory per stored byte" ;;
+	*) pool_label="backend bytes per stored byte (tierfs: on disk)" ;;
+	esac
+	res "seq write 1M fio" MiB/s write
+	res "seq read 1M dd, cache dropped" MiB/s read
+	res "4K randread psync" IOPS randread
+	res "4K randread mmap x$NR_MMAP_JOBS, uniform" IOPS mmap_uniform
+	res "4K randread mmap x$NR_MMAP_JOBS, zipf:1.2" IOPS mmap_zipf
+	res "compression ratio (zram orig/compr_data_size, tierfs stored/pool)" x ratio
+	res "$pool_label" B/B perbyte
+	result "cgroup peak (max_usage_in_bytes)" MiB "$(mib_num "${R[peak.tierfs]-}")" \
+		tmpfs+zram "$(mib_num "${R[peak.kernel]-}")"
+	result "memory outside the cgroup (zram mem_used_max)" MiB 0 \
+		tmpfs+zram "$(mib_num "${R[zram_max.kernel]-}")"
+	# The time of a side that stopped early is not a time of the workload.
+	if [ -z "${R[failed.kernel]-}" ] && [ -z "${R[failed.tierfs]-}" ]; then
+		res "time of the whole workload" s secs
+	fi
+	param "cgroup v1 memory.limit_in_bytes" "${LIMIT_MB} MiB (kernel), ${TIERFS_LIMIT_MB} MiB (tierfs)"
+	param data "${DATA_MB} MiB, fio buffer_compress_percentage=$COMPRESS refill_buffers randseed=1"
+	param "tierfs" "mem=${MEM_MB}m backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto, memsw limit = limit"
+	param "kernel" "tmpfs + zram lz4 disksize=${DATA_MB}MiB, swappiness=100"
+	param "random reads" "bs=4k ${RUNTIME}s each; mmap: $NR_MMAP_JOBS jobs, ${MMAP_JOB_MB} MiB region each"
+	for side in kernel tierfs; do
+		[ -z "${R[failed.$side]-}" ] ||
+			note "$side: step '${R[failed.$side]}' failed (oom-killed: ${R[oom.$side]});" \
+				"the rows after it are not measured"
+	done
+	note "verify crc32c ${VERIFY_MB}MiB: kernel ${R[verify.kernel]:-no}, tierfs ${R[verify.tierfs]:-no};" \
+		"md5 samples: kernel ${R[md5.kernel]:--}, tierfs ${R[md5.tierfs]:--}"
+	note "zram's pool is not charged to the cgroup; tierfs's pool is (it lives in the daemon)."
+fi
+
 status=0
+oom_only=1
 for side in kernel tierfs; do
 	if [ -n "${R[failed.$side]-}" ]; then
 		echo "pressure.sh: $side: step '${R[failed.$side]}' could not run" \
 			"(oom-killed: ${R[oom.$side]}); see the log below" >&2
 		status=1
+		[ "${R[oom.$side]}" = yes ] || oom_only=0
 	fi
 done
 if [ -n "${R[md5.kernel]-}" ] && [ -n "${R[md5.tierfs]-}" ] &&
 	[ "${R[md5.kernel]}" != "${R[md5.tierfs]}" ]; then
 	echo "pressure.sh: tierfs read back other data than the kernel tmpfs" >&2
 	status=1
+	oom_only=0
+fi
+# Killed for memory and nothing else wrong: that is what the limit did, a
+# result rather than a broken run.
+if [ "$status" -ne 0 ] && [ "$oom_only" = 1 ]; then
+	for side in kernel tierfs; do
+		[ -z "${R[failed.$side]-}" ] ||
+			outcome "$side: OOM-killed in the cgroup during step '${R[failed.$side]}'"
+	done
 fi
 if [ "$status" -ne 0 ] && [ -s "$LOG" ]; then
 	tail -n 20 "$LOG" >&2

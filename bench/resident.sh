@@ -4,6 +4,8 @@
 # How close to kernel tmpfs is tierfs on resident data?  Mounts a tmpfs and a
 # tierfs side by side, runs the same tests on each, interleaved so that drift
 # on a noisy machine hits both, and prints a table with tierfs/tmpfs ratios.
+# With --nullfs, a FUSE filesystem that does nothing runs them too: the
+# transport's ceiling, and tierfs/nullfs shows how much of it tierfs reaches.
 #
 # Exit status: 0 done (targets are printed, never enforced), 1 a mount or a
 # tool failed, 2 usage, 77 skipped (not root, /dev/fuse unusable, no fio).
@@ -16,8 +18,8 @@ set -u
 usage()
 {
 	cat <<'EOF'
-usage: resident.sh [--tierfs PATH] [--createloop PATH] [--size-mb N] [--files N]
-                   [--runtime S] [--quick]
+usage: resident.sh [--tierfs PATH] [--createloop PATH] [--nullfs PATH] [--size-mb N]
+                   [--files N] [--runtime S] [--quick] [--results FILE]
 
   --tierfs PATH      tierfs binary (default: ./build/tierfs, else tierfs in PATH)
   --createloop PATH  createloop binary (default: next to tierfs in bench/, else
@@ -25,7 +27,10 @@ usage: resident.sh [--tierfs PATH] [--createloop PATH] [--size-mb N] [--files N]
   --size-mb N        size of the sequential dd file in MiB (default 2048)
   --files N          files in the create/stat/unlink loop (default 20000)
   --runtime S        seconds each fio job runs (default 10)
+  --nullfs PATH      also measure this nullfs binary (bench/nullfs.c), the FUSE
+                     ceiling, and print tierfs/nullfs ratios
   --quick            --size-mb 256 --files 2000 --runtime 2 (smoke test)
+  --results FILE     append TSV records for bench/run (see bench/run)
 
 Must run as root: it mounts a kernel tmpfs and a tierfs in temporary dirs.
 EOF
@@ -33,6 +38,8 @@ EOF
 
 TIERFS=
 CREATELOOP=
+NULLFS=
+RESULTS=
 SIZE_MB=2048
 NR_FILES=20000
 RUNTIME=10
@@ -45,6 +52,8 @@ while [ $# -gt 0 ]; do
 	case "$1" in
 	--tierfs) TIERFS=${2-}; shift ;;
 	--createloop) CREATELOOP=${2-}; shift ;;
+	--nullfs) NULLFS=${2-}; shift ;;
+	--results) RESULTS=${2-}; shift ;;
 	--size-mb) SIZE_MB=${2-}; shift ;;
 	--files) NR_FILES=${2-}; shift ;;
 	--runtime) RUNTIME=${2-}; shift ;;
@@ -64,19 +73,18 @@ done
 NAME=resident.sh
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
-require_mount_bench fio fusermount3 mountpoint
+[ -z "$RESULTS" ] || : >>"$RESULTS" || { echo "$NAME: cannot write $RESULTS" >&2; exit 2; }
+require_mount_bench fio fusermount3 mountpoint findmnt
 
 SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
 
-if [ -z "$TIERFS" ]; then
-	if [ -x ./build/tierfs ]; then
-		TIERFS=./build/tierfs
-	else
-		TIERFS=$(command -v tierfs) || die "no tierfs binary: build it or pass --tierfs"
-	fi
+find_tierfs
+FILESYSTEMS="tmpfs tierfs"
+if [ -n "$NULLFS" ]; then
+	[ -x "$NULLFS" ] || die "$NULLFS is not an executable"
+	NULLFS=$(abs_path "$NULLFS")
+	FILESYSTEMS="tmpfs tierfs nullfs"
 fi
-[ -x "$TIERFS" ] || die "$TIERFS is not an executable"
-TIERFS=$(cd "$(dirname "$TIERFS")" && pwd)/$(basename "$TIERFS")
 
 # The fio file: 1 GiB, or the dd size when that is smaller (--quick).
 FIO_MB=$((SIZE_MB < 1024 ? SIZE_MB : 1024))
@@ -95,27 +103,29 @@ WORK=$(mktemp -d /tmp/tierfs-resident.XXXXXX) || die "mktemp failed"
 SRC_MNT=$WORK/src
 TMPFS_MNT=$WORK/tmpfs
 TIERFS_MNT=$WORK/tierfs
+NULLFS_MNT=$WORK/nullfs
 LOG=$WORK/log
 
 unmount_all()
 {
-	if mountpoint -q "$TIERFS_MNT" 2>/dev/null; then
-		fusermount3 -u "$TIERFS_MNT" 2>/dev/null || umount "$TIERFS_MNT" ||
-			umount -l "$TIERFS_MNT"
-	fi
+	for mnt in "$TIERFS_MNT" "$NULLFS_MNT"; do
+		if mountpoint -q "$mnt" 2>/dev/null; then
+			fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" || umount -l "$mnt"
+		fi
+	done
 	for mnt in "$TMPFS_MNT" "$SRC_MNT"; do
 		if mountpoint -q "$mnt" 2>/dev/null; then
 			umount "$mnt" || umount -l "$mnt"
 		fi
 	done
 	rm -f "$LOG"
-	rmdir "$TIERFS_MNT" "$TMPFS_MNT" "$SRC_MNT" "$WORK" 2>/dev/null
+	rmdir "$TIERFS_MNT" "$NULLFS_MNT" "$TMPFS_MNT" "$SRC_MNT" "$WORK" 2>/dev/null
 }
 trap unmount_all EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-mkdir "$SRC_MNT" "$TMPFS_MNT" "$TIERFS_MNT" || die "mkdir in $WORK failed"
+mkdir "$SRC_MNT" "$TMPFS_MNT" "$TIERFS_MNT" "$NULLFS_MNT" || die "mkdir in $WORK failed"
 : >"$LOG"
 
 # A private tmpfs holds the write source and, if needed, createloop, so the
@@ -124,11 +134,11 @@ mount -t tmpfs -o size=256m,mode=0700 tierfs-bench-src "$SRC_MNT" ||
 	skip "cannot mount a tmpfs here"
 mount -t tmpfs -o size="$MOUNT_SIZE" tierfs-bench "$TMPFS_MNT" || die "tmpfs mount failed"
 "$TIERFS" "$TIERFS_MNT" -o size="$MOUNT_SIZE" || die "$TIERFS $TIERFS_MNT -o size=$MOUNT_SIZE failed"
-for _ in $(seq 50); do
-	mountpoint -q "$TIERFS_MNT" && break
-	sleep 0.1
-done
-mountpoint -q "$TIERFS_MNT" || die "tierfs returned but $TIERFS_MNT is not mounted"
+wait_mounted "$TIERFS_MNT" || die "tierfs returned but $TIERFS_MNT is not mounted"
+if [ -n "$NULLFS" ]; then
+	"$NULLFS" "$NULLFS_MNT" || die "$NULLFS $NULLFS_MNT failed"
+	wait_mounted "$NULLFS_MNT" || die "nullfs returned but $NULLFS_MNT is not mounted"
+fi
 
 if [ -z "$CREATELOOP" ]; then
 	for cand in "$(dirname "$TIERFS")/bench/createloop" ./build/bench/createloop \
@@ -154,6 +164,8 @@ echo "# size-mb=$SIZE_MB files=$NR_FILES runtime=${RUNTIME}s quick=$QUICK repeat
 echo "# tierfs=$TIERFS createloop=$CREATELOOP"
 echo "# tmpfs  mount: $(findmnt -no FSTYPE,OPTIONS "$TMPFS_MNT" 2>/dev/null)"
 echo "# tierfs mount: $(findmnt -no FSTYPE,OPTIONS "$TIERFS_MNT" 2>/dev/null)"
+[ -z "$NULLFS" ] || echo "# nullfs mount: $(findmnt -no FSTYPE,OPTIONS "$NULLFS_MNT" 2>/dev/null)" \
+	"($NULLFS: writes dropped, reads return zeros)"
 
 # The dd source: 64 MiB of incompressible, fixed-seed data from fio, written
 # again and again.  Zeros from /dev/zero would flatter a filesystem that
@@ -166,11 +178,6 @@ SRC=$SRC_MNT/random
 fio --name=source --filename="$SRC" --rw=write --bs=1M --size="${SRC_MB}m" \
 	--refill_buffers --randseed=1 --minimal >/dev/null 2>>"$LOG" ||
 	die "fio could not write the source file: $(cat "$LOG")"
-
-now_ns()
-{
-	date +%s%N
-}
 
 # write_source FILE: writes SIZE_MB of the source into FILE with dd bs=1M and
 # fsyncs it, so that a tierfs with the writeback cache counts the write-back
@@ -264,14 +271,19 @@ meta()
 
 declare -A RESULT
 
-# measure KEY FUNCTION ARGS...: runs FUNCTION on tmpfs, then on tierfs.
+# measure KEY FUNCTION ARGS...: runs FUNCTION on tmpfs, then on tierfs (then
+# on nullfs).
 measure()
 {
 	local key=$1 fs mnt value
 	shift
 
-	for fs in tmpfs tierfs; do
-		[ "$fs" = tmpfs ] && mnt=$TMPFS_MNT || mnt=$TIERFS_MNT
+	for fs in $FILESYSTEMS; do
+		case "$fs" in
+		tmpfs) mnt=$TMPFS_MNT ;;
+		tierfs) mnt=$TIERFS_MNT ;;
+		*) mnt=$NULLFS_MNT ;;
+		esac
 		echo "resident.sh: $key on $fs" >&2
 		value=$("$@" "$mnt") || die "$key on $fs failed: $(cat "$LOG")"
 		RESULT[$key.$fs]=$value
@@ -296,10 +308,10 @@ measure randread fio_randread
 measure randread_warm fio_randread_warm
 measure randwrite fio_randwrite
 measure mmapread fio_mmap_randread
-rm -f "$TMPFS_MNT/fio.dat" "$TIERFS_MNT/fio.dat"
+rm -f "$TMPFS_MNT/fio.dat" "$TIERFS_MNT/fio.dat" "$NULLFS_MNT/fio.dat"
 measure meta meta
 
-for fs in tmpfs tierfs; do
+for fs in $FILESYSTEMS; do
 	read -r c s u a <<<"${RESULT[meta.$fs]}"
 	RESULT[create.$fs]=$c
 	RESULT[stat.$fs]=$s
@@ -312,17 +324,31 @@ row()
 	local key=$1 label=$2 unit=$3 target=$4
 
 	awk -v label="$label" -v unit="$unit" -v target="$target" \
-		-v a="${RESULT[$key.tmpfs]}" -v b="${RESULT[$key.tierfs]}" 'BEGIN {
+		-v a="${RESULT[$key.tmpfs]}" -v b="${RESULT[$key.tierfs]}" \
+		-v n="${RESULT[$key.nullfs]-}" 'BEGIN {
 		ratio = a > 0 ? b / a : 0
 		goal = ""
 		if (target != "")
 			goal = sprintf(">= %.2f %s", target, ratio >= target ? "ok" : "BELOW")
-		printf "%-26s | %10s %-5s | %10s %-5s | %5.2f | %s\n",
-			label, a, unit, b, unit, ratio, goal
+		nul = ""
+		if (n != "")
+			nul = sprintf(" %10s %-5s | %5.2f |", n, unit, n > 0 ? b / n : 0)
+		printf "%-26s | %10s %-5s | %10s %-5s | %5.2f |%s %s\n",
+			label, a, unit, b, unit, ratio, nul, goal
 	}'
+	[ -z "$RESULTS" ] || {
+		result "$label" "$unit" "${RESULT[$key.tierfs]}" "kernel tmpfs" "${RESULT[$key.tmpfs]}"
+		[ -z "$NULLFS" ] ||
+			result "$label" "$unit" "${RESULT[$key.tierfs]}" nullfs "${RESULT[$key.nullfs]}"
+	}
 }
 
-printf '%-26s | %16s | %16s | %5s | %s\n' test tmpfs tierfs ratio "target (tierfs/tmpfs)"
+if [ -n "$NULLFS" ]; then
+	printf '%-26s | %16s | %16s | %5s | %16s | %5s | %s\n' test tmpfs tierfs ratio nullfs \
+		"t/n" "target (tierfs/tmpfs)"
+else
+	printf '%-26s | %16s | %16s | %5s | %s\n' test tmpfs tierfs ratio "target (tierfs/tmpfs)"
+fi
 row seqwrite "seq write 1M (dd+fsync)*" MiB/s 0.5
 row seqread "cached seq read 1M (dd)*" MiB/s 0.8
 row randread "4K randread psync, cold" IOPS 0.5
@@ -334,4 +360,14 @@ row stat "stat*" ops/s ""
 row unlink "unlink*" ops/s ""
 row csu "create/stat/unlink*" ops/s 0.2
 echo "* best of $REPEAT runs"
+[ -z "$NULLFS" ] || echo "t/n: tierfs/nullfs, the share of the FUSE ceiling tierfs reaches"
+param "dd" "seq write ${SIZE_MB} MiB bs=1M from a ${SRC_MB} MiB incompressible source, + fsync;" \
+	"cached read bs=1M; best of $REPEAT"
+param "fio" "bs=4k ${RUNTIME}s numjobs=1 direct=0 invalidate=0 randseed=1, ${FIO_MB} MiB file;" \
+	"cold: after fio's layout (fadvise DONTNEED), warm: after one dd pass"
+param "createloop" "$NR_FILES empty files in one directory: create, stat, unlink; best of $REPEAT"
+param "mounts" "tmpfs size=$MOUNT_SIZE; tierfs size=$MOUNT_SIZE (defaults: cache=auto, mem=, backend=zpool)"
+[ -z "$NULLFS" ] ||
+	param "nullfs" "bench/nullfs.c with the FUSE settings of tierfs: writes dropped, reads zeros"
+note "* best of $REPEAT runs."
 exit 0
