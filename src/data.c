@@ -371,7 +371,8 @@ bool data_has_swapped(const struct inode *inode, uint64_t off, size_t len)
 /*
  * Load what readahead picks besides a fault on [first, last]: clean pages,
  * not referenced, on the inactive list, so unused ones go first.  Only
- * within the high watermark: readahead never makes reclaim run.
+ * within the budget, never by reclaiming on this thread: it wakes the
+ * reclaimer to make room for the next window instead.
  */
 static void swap_in_ahead(struct data_space *ds, struct inode *inode, uint64_t first,
 			  uint64_t last, uint64_t fault_slot)
@@ -393,7 +394,9 @@ static void swap_in_ahead(struct data_space *ds, struct inode *inode, uint64_t f
 	window = readahead_window(&ds->ra, is_forward || is_backward);
 	nr = readahead_collect(policy, inode, first, last, fault_slot, is_backward, window, idx,
 			       slots);
-	for (; nr_room < nr && pagepool_nr_in_use(ds->pool) < ds->high_pages; nr_room++) {
+	if (nr && pagepool_nr_in_use(ds->pool) + nr >= ds->high_pages)
+		reclaim_kick(ds); /* room for the next window */
+	for (; nr_room < nr && pagepool_nr_in_use(ds->pool) < ds->mem_pages; nr_room++) {
 		int64_t pfn = pagepool_alloc(ds->pool);
 
 		if (pfn < 0)
