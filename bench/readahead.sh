@@ -24,7 +24,8 @@ usage()
 	cat <<'EOF'
 usage: readahead.sh [--tierfs PATH] [--tierctl PATH] [--size-mb N] [--io-mb N]
                     [--mem-mb N] [--backends LIST] [--policies LIST]
-                    [--swap-dir DIR] [--compress PCT] [--quick] [--results FILE]
+                    [--swap-dir DIR] [--repeat N] [--compress PCT] [--quick]
+                    [--results FILE]
 
   --tierfs PATH    tierfs binary (default: ./build/tierfs, else tierfs in PATH)
   --tierctl PATH   tierctl binary (default: next to tierfs, else tierctl in PATH)
@@ -35,8 +36,9 @@ usage: readahead.sh [--tierfs PATH] [--tierctl PATH] [--size-mb N] [--io-mb N]
   --policies LIST  comma-separated, of direct, cluster, vma, auto (all four);
                    direct is the anchor and always runs first
   --swap-dir DIR   where the file backend's swap file goes (/var/tmp)
+  --repeat N       runs of each read; the median is reported, with the range (3)
   --compress PCT   fio --buffer_compress_percentage of the data (50)
-  --quick          --size-mb 64 --io-mb 16 (smoke test)
+  --quick          --size-mb 64 --io-mb 16 --repeat 1 (smoke test)
   --results FILE   append TSV records for bench/run (see bench/run)
 
 Must run as root (it mounts).  Swap devices already on the machine are left
@@ -52,6 +54,7 @@ MEM_MB=64
 BACKENDS=zpool,ramdisk,file
 POLICIES=direct,cluster,vma,auto
 SWAP_DIR=/var/tmp
+REPEAT=3
 COMPRESS=50
 QUICK=0
 RESULTS=
@@ -66,8 +69,9 @@ while [ $# -gt 0 ]; do
 	--backends) BACKENDS=${2-}; shift ;;
 	--policies) POLICIES=${2-}; shift ;;
 	--swap-dir) SWAP_DIR=${2-}; shift ;;
+	--repeat) REPEAT=${2-}; shift ;;
 	--compress) COMPRESS=${2-}; shift ;;
-	--quick) QUICK=1; SIZE_MB=64; IO_MB=16 ;;
+	--quick) QUICK=1; SIZE_MB=64; IO_MB=16; REPEAT=1 ;;
 	--results) RESULTS=${2-}; shift ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "readahead.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -75,7 +79,7 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-for num in "$SIZE_MB" "$IO_MB" "$MEM_MB"; do
+for num in "$SIZE_MB" "$IO_MB" "$MEM_MB" "$REPEAT"; do
 	case "$num" in
 	''|*[!0-9]*|0) echo "readahead.sh: '$num' is not a positive integer" >&2; exit 2 ;;
 	esac
@@ -248,22 +252,34 @@ measure()
 		--buffer_compress_percentage="$COMPRESS" --refill_buffers --randseed=1 \
 		--ioengine=psync --fallocate=none --minimal >/dev/null 2>>"$LOG" ||
 		die "$b $p: writing the file failed: $(tail -n 3 "$LOG")"
+	# The tests take turns, so that a slow spell of the machine spreads over all.
+	for rep in $(seq "$REPEAT"); do
+		for t in "${TESTS[@]}"; do
+			echo "$NAME: $b $p: ${TEST_LABEL[$t]} ($rep/$REPEAT)" >&2
+			evict_all || die "$b $p: tierctl reclaim all failed: $(tail -n 3 "$LOG")"
+			stats before || die "$b $p: tierctl stats failed"
+			case "$t" in
+			dd4k) out=$(read_dd 4k) ;;
+			dd1m) out=$(read_dd 1M) ;;
+			rand) out=$(read_rand) ;;
+			esac || die "$b $p: ${TEST_LABEL[$t]} failed: $(tail -n 3 "$LOG")"
+			stats after || die "$b $p: tierctl stats failed"
+			R[$k.$t.runs]+="${R[$k.$t.runs]:+,}$out"
+			[ "$rep" = 1 ] || continue
+			R[$k.$t.hits]=$(delta hits)
+			R[$k.$t.misses]=$(delta misses)
+			R[$k.$t.ahead]=$(delta pages_read_ahead)
+			R[$k.$t.swapins]=$(delta swapins)
+			R[$k.$t.loads]=$(delta loads)
+		done
+	done
+	# The median run (the lower middle one of an even number) by throughput,
+	# and the range of throughputs.
 	for t in "${TESTS[@]}"; do
-		echo "$NAME: $b $p: ${TEST_LABEL[$t]}" >&2
-		evict_all || die "$b $p: tierctl reclaim all failed: $(tail -n 3 "$LOG")"
-		stats before || die "$b $p: tierctl stats failed"
-		case "$t" in
-		dd4k) out=$(read_dd 4k) ;;
-		dd1m) out=$(read_dd 1M) ;;
-		rand) out=$(read_rand) ;;
-		esac || die "$b $p: ${TEST_LABEL[$t]} failed: $(tail -n 3 "$LOG")"
-		stats after || die "$b $p: tierctl stats failed"
-		read -r "R[$k.$t.secs]" "R[$k.$t.speed]" <<<"$out"
-		R[$k.$t.hits]=$(delta hits)
-		R[$k.$t.misses]=$(delta misses)
-		R[$k.$t.ahead]=$(delta pages_read_ahead)
-		R[$k.$t.swapins]=$(delta swapins)
-		R[$k.$t.loads]=$(delta loads)
+		read -r "R[$k.$t.secs]" "R[$k.$t.speed]" "R[$k.$t.range]" <<<"$(
+			tr ',' '\n' <<<"${R[$k.$t.runs]}" | sort -g -k2,2 | awk '
+				{ s[NR] = $1; v[NR] = $2 }
+				END { m = int((NR + 1) / 2); print s[m], v[m], v[1] "-" v[NR] }')"
 	done
 	R[$k.policy]=$(json_str policy "$WORK/stats.after")
 	R[$k.ratio]=$(json_num compression_ratio "$WORK/stats.after")
@@ -287,9 +303,10 @@ echo "# each backend x policy: a fresh mount size=${FS_MB}m mem=${MEM_MB}m cache
 echo "# data: ${SIZE_MB}MiB, fio write bs=1M psync buffer_compress_percentage=$COMPRESS" \
 	"refill_buffers randseed=1"
 echo "# before each read: tierctl reclaim all; reads: dd bs=4k and bs=1M of the whole file" \
-	"(MiB/s = size / wall time), fio randread bs=4k psync io_size=${IO_MB}m randseed=1 (IOPS)"
-echo "# counters: deltas over each read of readahead hits, misses, pages_read_ahead," \
-	"reclaim swapins and backend loads (pages read from the backend)"
+	"(MiB/s = size / wall time), fio randread bs=4k psync io_size=${IO_MB}m randseed=1 (IOPS);" \
+	"$REPEAT runs of each, taking turns: the median run and the range"
+echo "# counters (of the first run): deltas over the read of readahead hits, misses," \
+	"pages_read_ahead, reclaim swapins and backend loads (pages read from the backend)"
 echo "# other swap on the machine: ${other_swap:-none}; tierfs=$TIERFS"
 
 START=$(now_ns)
@@ -319,22 +336,24 @@ policy_label()
 }
 
 echo
-printf '%-8s %-12s %-22s %8s %10s %6s %7s %7s %8s %8s %8s\n' backend policy test "time s" \
-	"MiB/s|IOPS" "/direct" hits misses "ahead" swapins loads
+printf '%-8s %-12s %-22s %7s %8s %13s %7s %7s %6s %7s %7s %7s\n' backend policy test "time s" \
+	"MiB/s|IO" "range" "/direct" hits misses "ahead" swapins loads
 for b in "${BACKEND_LIST[@]}"; do
 	for p in "${POLICY_LIST[@]}"; do
 		k=$b.$p
 		for t in "${TESTS[@]}"; do
-			printf '%-8s %-12s %-22s %8s %10s %6s %7s %7s %8s %8s %8s\n' "$b" \
+			printf '%-8s %-12s %-22s %7s %8s %13s %7s %7s %6s %7s %7s %7s\n' "$b" \
 				"$(policy_label "$b" "$p")" "${TEST_LABEL[$t]}" "${R[$k.$t.secs]}" \
-				"${R[$k.$t.speed]}" "$(ratio "$k" "$t")" "${R[$k.$t.hits]}" \
+				"${R[$k.$t.speed]}" "${R[$k.$t.range]}" "$(ratio "$k" "$t")" "${R[$k.$t.hits]}" \
 				"${R[$k.$t.misses]}" "${R[$k.$t.ahead]}" "${R[$k.$t.swapins]}" \
 				"${R[$k.$t.loads]}"
 		done
 	done
 done
 echo
-echo "/direct: throughput against readahead=direct on the same backend (higher is better)." \
+echo "MiB/s|IO: MiB/s of dd, IOPS of fio, the median of $REPEAT runs; range: the slowest and" \
+	"the fastest run. /direct: median throughput against readahead=direct's on the same" \
+	"backend (higher is better); auto runs the policy it resolves to a second time." \
 	"ahead: pages_read_ahead; loads: pages read from the backend (backend loads);" \
 	"swapins: pages brought back (reclaim swapins). A read of the whole file" \
 	"needs $((SIZE_MB * 256)) pages, the random reads $((IO_MB * 256))."
@@ -370,14 +389,16 @@ if [ -n "$RESULTS" ]; then
 		for p in "${POLICY_LIST[@]}"; do
 			line=
 			for t in "${TESTS[@]}"; do
-				line+="${line:+; }$t ${R[$b.$p.$t.secs]} s, hits ${R[$b.$p.$t.hits]}"
+				line+="${line:+; }$t ${R[$b.$p.$t.secs]} s (range ${R[$b.$p.$t.range]}"
+				line+=" ${TEST_UNIT[$t]}), hits ${R[$b.$p.$t.hits]}"
 				line+=" misses ${R[$b.$p.$t.misses]} ahead ${R[$b.$p.$t.ahead]}"
 				line+=" swapins ${R[$b.$p.$t.swapins]} loads ${R[$b.$p.$t.loads]}"
 			done
 			note "$b, $(policy_label "$b" "$p"): $line"
 		done
 	done
-	note "ratio: the policy's throughput / direct's on the same backend (higher is better);" \
+	note "Each value is the median of $REPEAT runs (range: slowest-fastest); ratio: the" \
+		"policy's throughput / direct's on the same backend (higher is better);" \
 		"ahead = pages_read_ahead, loads = pages read from the backend. A whole-file read" \
 		"needs $((SIZE_MB * 256)) pages, the random reads $((IO_MB * 256))."
 	[ "$NR_EXTRA_RECLAIMS" -eq 0 ] ||
@@ -386,7 +407,7 @@ if [ -n "$RESULTS" ]; then
 			"scans only referenced pages."
 	param data "${SIZE_MB} MiB, fio buffer_compress_percentage=$COMPRESS refill_buffers randseed=1"
 	param tierfs "a fresh mount per backend and policy: mem=${MEM_MB}m cache=never compressor=lz4 swapsize=${FS_MB}m; file backend in $SWAP_DIR"
-	param reads "tierctl reclaim all before each; dd bs=4k and bs=1M of the whole file; fio randread bs=4k psync io_size=${IO_MB}m randseed=1"
+	param reads "tierctl reclaim all before each; dd bs=4k and bs=1M of the whole file; fio randread bs=4k psync io_size=${IO_MB}m randseed=1; $REPEAT runs each, the median"
 	param md5 "$MD5_FIRST on every mount"
 fi
 exit 0

@@ -643,6 +643,11 @@ if [ -n "$RESULTS" ]; then
 	param "stats" "tierctl stats --json every ${SAMPLE_S} s in both phases"
 	[ "$CPU_REF" = 0 ] ||
 		param "no memory contention" "mem=${BIG_MEM_MB}m, the stream tenant's share set to it with tierctl set"
+	plot iops bars "hot tenant: 4 KiB randread psync, alone and beside the streamer" "" IOPS
+	for cfg in "${CONFIGS[@]}"; do
+		point iops alone "${R[label.$cfg]}" "${R[$cfg.alone.iops]:--}"
+		point iops "beside the streamer" "${R[label.$cfg]}" "${R[$cfg.with.iops]:--}"
+	done
 	note "tenants: hot and stream in their own cgroups; one cgroup: both in one cgroup (one tenant," \
 		"one pair of LRU lists); no memory contention: the two cgroups with everything resident" \
 		"(what remains is the streamer's CPU and FUSE contention on $(nproc) CPUs)."
