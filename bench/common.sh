@@ -94,6 +94,22 @@ wait_mounted()
 }
 
 # json_num KEY FILE: the first number stored under "KEY" in tierctl's JSON.
+# unmount_daemon MNT PID: unmount a FUSE mount, give its daemon (PID, may be
+# empty) 5 s to exit, then kill it.  Returns the daemon's exit status (0 without one).
+unmount_daemon()
+{
+	if is_mounted "$1"; then
+		fusermount3 -u "$1" 2>/dev/null || umount "$1" 2>/dev/null || umount -l "$1"
+	fi
+	[ -n "${2-}" ] || return 0
+	for _ in $(seq 50); do
+		kill -0 "$2" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill "$2" 2>/dev/null
+	wait "$2" 2>/dev/null
+}
+
 json_num()
 {
 	grep -o "\"$1\":[0-9.]*" "$2" | head -n 1 | cut -d: -f2

@@ -130,19 +130,8 @@ DAEMON_PID=
 
 unmount_tierfs()
 {
-	if is_mounted "$TIERFS_MNT"; then
-		fusermount3 -u "$TIERFS_MNT" 2>/dev/null || umount "$TIERFS_MNT" 2>/dev/null ||
-			umount -l "$TIERFS_MNT"
-	fi
-	if [ -n "$DAEMON_PID" ]; then
-		for _ in $(seq 50); do
-			kill -0 "$DAEMON_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill "$DAEMON_PID" 2>/dev/null
-		wait "$DAEMON_PID" 2>/dev/null
-		DAEMON_PID=
-	fi
+	unmount_daemon "$TIERFS_MNT" "$DAEMON_PID"
+	DAEMON_PID=
 }
 
 # is_swap DEV: DEV is an active swap device or file.

@@ -132,18 +132,8 @@ DAEMON_PID=
 
 unmount()
 {
-	if is_mounted "$MNT"; then
-		fusermount3 -u "$MNT" 2>/dev/null || umount "$MNT" 2>/dev/null || umount -l "$MNT"
-	fi
-	if [ -n "$DAEMON_PID" ]; then
-		for _ in $(seq 50); do
-			kill -0 "$DAEMON_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill "$DAEMON_PID" 2>/dev/null
-		wait "$DAEMON_PID" 2>/dev/null
-		DAEMON_PID=
-	fi
+	unmount_daemon "$MNT" "$DAEMON_PID"
+	DAEMON_PID=
 }
 
 cleanup()

@@ -103,17 +103,7 @@ DAEMON_PID=
 
 cleanup()
 {
-	if is_mounted "$TIERFS_MNT"; then
-		fusermount3 -u "$TIERFS_MNT" 2>/dev/null || umount "$TIERFS_MNT" 2>/dev/null ||
-			umount -l "$TIERFS_MNT"
-	fi
-	if [ -n "$DAEMON_PID" ]; then
-		for _ in $(seq 50); do
-			kill -0 "$DAEMON_PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill "$DAEMON_PID" 2>/dev/null
-	fi
+	unmount_daemon "$TIERFS_MNT" "$DAEMON_PID"
 	# The tmpfs goes before the swap device, so swapoff has nothing to read in.
 	if is_mounted "$TMPFS_MNT"; then
 		umount "$TMPFS_MNT" || umount -l "$TMPFS_MNT"
