@@ -110,6 +110,16 @@ unmount_daemon()
 	wait "$2" 2>/dev/null
 }
 
+# die_daemon WHAT PID LOG: die saying what failed, whether the daemon PID
+# still runs, and the last lines of LOG (tierctl's and the daemon's stderr).
+die_daemon()
+{
+	local state=running
+
+	kill -0 "$2" 2>/dev/null || state=gone
+	die "$1 (daemon $state): $(tail -n 5 "$3" | tr '\n' ' ')"
+}
+
 json_num()
 {
 	grep -o "\"$1\":[0-9.]*" "$2" | head -n 1 | cut -d: -f2

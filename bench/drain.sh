@@ -128,6 +128,8 @@ CG_BASE=$CG_ROOT/tierfs-bench-drain.$$
 CG=
 DAEMON_PID=
 
+tierfs_failed() { die_daemon "$1" "$DAEMON_PID" "$LOG"; }
+
 unmount_tierfs()
 {
 	unmount_daemon "$TIERFS_MNT" "$DAEMON_PID"
@@ -255,21 +257,21 @@ tierfs_side()
 	"$TIERFS" "$TIERFS_MNT" -f -o "size=${FS_MB}m,mem=${MEM_MB}m,cache=never,backend=$backend_opt,compressor=lz4,swapsize=${FS_MB}m" \
 		2>>"$LOG" 9>&- &
 	DAEMON_PID=$!
-	wait_mounted "$TIERFS_MNT" "$DAEMON_PID" || die "tierfs $b did not mount: $(tail -n 3 "$LOG")"
-	write_data "$TIERFS_MNT" || die "tierfs $b: writing failed: $(tail -n 3 "$LOG")"
-	evict_all || die "tierfs $b: tierctl reclaim all failed: $(tail -n 3 "$LOG")"
-	stats before || die "tierfs $b: tierctl stats failed"
+	wait_mounted "$TIERFS_MNT" "$DAEMON_PID" || tierfs_failed "tierfs $b did not mount"
+	write_data "$TIERFS_MNT" || tierfs_failed "tierfs $b: writing failed"
+	evict_all || tierfs_failed "tierfs $b: tierctl reclaim all failed"
+	stats before || tierfs_failed "tierfs $b: tierctl stats failed"
 	R[$b.stored]=$(mib "$(json_num stored_bytes "$WORK/stats.before")")
 	R[$b.stored_pages]=$(json_num stored_pages "$WORK/stats.before")
 	R[$b.pool]=$(mib "$(json_num pool_bytes "$WORK/stats.before")")
 	R[$b.resident]=$(mib "$(json_num resident_bytes "$WORK/stats.before")")
 	"$TIERCTL" set "$TIERFS_MNT" mem="${DRAIN_MEM_MB}m" >>"$LOG" 2>&1 ||
-		die "tierfs $b: tierctl set mem=${DRAIN_MEM_MB}m failed: $(tail -n 3 "$LOG")"
+		tierfs_failed "tierfs $b: tierctl set mem=${DRAIN_MEM_MB}m failed"
 
 	echo "$NAME: tierfs $b: tierctl drain (${R[$b.stored_pages]} pages stored)" >&2
 	start=$(now_ns)
 	out=$("$TIERCTL" drain "$TIERFS_MNT" 2>>"$LOG") ||
-		die "tierfs $b: tierctl drain failed: $(tail -n 3 "$LOG")"
+		tierfs_failed "tierfs $b: tierctl drain failed"
 	end=$(now_ns)
 	echo "$out" >>"$LOG"
 	wall=$(secs $((end - start)))
@@ -282,13 +284,13 @@ tierfs_side()
 	R[$b.secs]=$(awk -v p="${pages:-0}" -v m="${mbps:-0}" -v w="$wall" \
 		'BEGIN { if (p > 0 && m > 0) printf "%.3f\n", p * 4096 / (m * 1e6); else print w }')
 	R[$b.mibs]=$(mib_per_s "${R[$b.secs]}")
-	stats after || die "tierfs $b: tierctl stats failed"
+	stats after || tierfs_failed "tierfs $b: tierctl stats failed"
 	R[$b.stored_after]=$(json_num stored_pages "$WORK/stats.after")
 	R[$b.resident_after]=$(mib "$(json_num resident_bytes "$WORK/stats.after")")
-	R[$b.md5]=$(md5_data "$TIERFS_MNT") || die "tierfs $b: reading the data failed"
+	R[$b.md5]=$(md5_data "$TIERFS_MNT") || tierfs_failed "tierfs $b: reading the data failed"
 	unmount_tierfs
 	[ "${R[$b.stored_after]}" = 0 ] ||
-		die "tierfs $b: ${R[$b.stored_after]} pages still stored after the drain"
+		tierfs_failed "tierfs $b: ${R[$b.stored_after]} pages still stored after the drain"
 }
 
 # --- kernel -------------------------------------------------------------------------

@@ -130,6 +130,8 @@ LOG=$WORK/log
 SWAP_PATH=$SWAP_DIR/tierfs-readahead.$$.swap
 DAEMON_PID=
 
+tierfs_failed() { die_daemon "$1" "$DAEMON_PID" "$LOG"; }
+
 unmount()
 {
 	unmount_daemon "$MNT" "$DAEMON_PID"
@@ -237,23 +239,23 @@ measure()
 	"$TIERFS" "$MNT" -f -o "size=${FS_MB}m,mem=${MEM_MB}m,cache=never,backend=$backend_opt,compressor=lz4,swapsize=${FS_MB}m,readahead=$p" \
 		2>>"$LOG" &
 	DAEMON_PID=$!
-	wait_mounted "$MNT" "$DAEMON_PID" || die "$b $p: tierfs did not mount: $(tail -n 3 "$LOG")"
+	wait_mounted "$MNT" "$DAEMON_PID" || tierfs_failed "$b $p: tierfs did not mount"
 	fio --name=w --filename="$MNT/data" --rw=write --bs=1M --size="${SIZE_MB}m" \
 		--buffer_compress_percentage="$COMPRESS" --refill_buffers --randseed=1 \
 		--ioengine=psync --fallocate=none --minimal >/dev/null 2>>"$LOG" ||
-		die "$b $p: writing the file failed: $(tail -n 3 "$LOG")"
+		tierfs_failed "$b $p: writing the file failed"
 	# The tests take turns, so that a slow spell of the machine spreads over all.
 	for rep in $(seq "$REPEAT"); do
 		for t in "${TESTS[@]}"; do
 			echo "$NAME: $b $p: ${TEST_LABEL[$t]} ($rep/$REPEAT)" >&2
-			evict_all || die "$b $p: tierctl reclaim all failed: $(tail -n 3 "$LOG")"
-			stats before || die "$b $p: tierctl stats failed"
+			evict_all || tierfs_failed "$b $p: tierctl reclaim all failed"
+			stats before || tierfs_failed "$b $p: tierctl stats failed"
 			case "$t" in
 			dd4k) out=$(read_dd 4k) ;;
 			dd1m) out=$(read_dd 1M) ;;
 			rand) out=$(read_rand) ;;
-			esac || die "$b $p: ${TEST_LABEL[$t]} failed: $(tail -n 3 "$LOG")"
-			stats after || die "$b $p: tierctl stats failed"
+			esac || tierfs_failed "$b $p: ${TEST_LABEL[$t]} failed"
+			stats after || tierfs_failed "$b $p: tierctl stats failed"
 			R[$k.$t.runs]+="${R[$k.$t.runs]:+,}$out"
 			[ "$rep" = 1 ] || continue
 			R[$k.$t.hits]=$(delta hits)
@@ -274,9 +276,9 @@ measure()
 	R[$k.policy]=$(json_str policy "$WORK/stats.after")
 	R[$k.ratio]=$(json_num compression_ratio "$WORK/stats.after")
 	# Read back through swap-in once more: the same bytes on every mount.
-	evict_all || die "$b $p: tierctl reclaim all failed: $(tail -n 3 "$LOG")"
+	evict_all || tierfs_failed "$b $p: tierctl reclaim all failed"
 	md5=$(dd if="$MNT/data" bs=1M status=none 2>>"$LOG" | md5sum | cut -c1-12)
-	[ "${PIPESTATUS[0]}" -eq 0 ] || die "$b $p: reading the file for md5 failed"
+	[ "${PIPESTATUS[0]}" -eq 0 ] || tierfs_failed "$b $p: reading the file for md5 failed"
 	R[$k.md5]=$md5
 	[ -n "$MD5_FIRST" ] || MD5_FIRST=$md5
 	unmount
