@@ -8,19 +8,9 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 
-#include "tierfs/backend.h"
-#include "tierfs/budget.h"
-#include "tierfs/data.h"
-#include "tierfs/ns.h"
-#include "tierfs/pagepool.h"
-#include "tierfs/readahead.h"
-#include "tierfs/reclaim.h"
-#include "check.h"
+#include "space.h"
 
-#define P PAGE_SIZE
-#define POOL_PAGES 1024
 #define MEM_PAGES 512 /* far above what a case writes: no reclaim on its own */
 #define SWAP_PAGES 512
 #define NR_FILE 64 /* pages of the file in the swap-in cases */
@@ -110,125 +100,18 @@ static void wrap_fail_loads(struct wrap_backend *w, unsigned int fail_at, bool i
 	w->is_sticky = is_sticky;
 }
 
-/*
- * A data space like fs.c's init_swap sets up, over a wrapped ramdisk, with
- * a resident budget of mem_pages and readahead as auto.
- */
-static bool space_new(struct data_space *ds, struct wrap_backend *w, bool is_sync,
-		      uint64_t mem_pages)
+/* A data space over a wrapped ramdisk, with a resident budget of mem_pages. */
+static bool wrap_space_new(struct data_space *ds, struct wrap_backend *w, bool is_sync,
+			   uint64_t mem_pages)
 {
-	const struct tier_backend_ops *ramdisk = backend_find("ramdisk");
-	struct backend_config cfg = { .capacity_bytes = SWAP_PAGES * P };
-	struct tier_backend *inner;
+	struct tier_backend *inner = space_ramdisk(SWAP_PAGES);
 
-	memset(ds, 0, sizeof(*ds));
-	atomic_init(&ds->nr_pages, 0);
-	atomic_init(&ds->nr_filled, 0);
-	atomic_init(&ds->nr_pending, 0);
-	readahead_init(&ds->ra, READAHEAD_AUTO);
-	if (!CHECK(ramdisk != NULL) || !CHECK_EQ(0, pagepool_new(POOL_PAGES, 0, &ds->pool)))
+	if (!inner)
 		return false;
-	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
-	pthread_mutex_init(&ds->reclaim_lock, NULL);
-	pthread_cond_init(&ds->reclaim_wake, NULL);
-	pthread_mutex_init(&ds->budget_lock, NULL);
-	CHECK_EQ(0, budget_set(ds, mem_pages * P, 0));
-	if (!CHECK_EQ(0, lru_init(&ds->lru, POOL_PAGES)) ||
-	    !CHECK_EQ(0, ramdisk->create(&cfg, &inner)))
-		return false;
-
 	memset(w, 0, sizeof(*w));
 	w->base.ops = is_sync ? &wrap_sync_ops : &wrap_async_ops;
 	w->inner = inner;
-	ds->backend = &w->base;
-	budget_update(ds, true);
-	return CHECK_EQ(mem_pages, atomic_load(&ds->mem_pages));
-}
-
-static uint64_t pool_in_use(struct data_space *ds)
-{
-	struct pagepool_stats st;
-
-	pagepool_get_stats(ds->pool, &st);
-	return st.nr_in_use;
-}
-
-static uint64_t backend_stored(struct data_space *ds)
-{
-	struct backend_stats st;
-
-	ds->backend->ops->get_stats(ds->backend, &st);
-	return st.stored_pages;
-}
-
-/* Every page released by the case: nothing may be left anywhere. */
-static void space_destroy(struct data_space *ds)
-{
-	reclaim_stop(ds);
-	CHECK_EQ(0, atomic_load(&ds->nr_pending));
-	CHECK_EQ(0, pool_in_use(ds));
-	CHECK_EQ(0, backend_stored(ds));
-	CHECK_EQ(0, atomic_load(&ds->nr_pages));
-	CHECK_EQ(0, atomic_load(&ds->nr_filled));
-	ds->backend->ops->destroy(ds->backend);
-	lru_destroy(&ds->lru);
-	pthread_cond_destroy(&ds->reclaim_wake);
-	pthread_mutex_destroy(&ds->reclaim_lock);
-	pthread_mutex_destroy(&ds->reclaim_batch_lock);
-	pthread_mutex_destroy(&ds->budget_lock);
-	pagepool_destroy(ds->pool);
-	check_clear_context();
-}
-
-static void file_init(struct inode *inode)
-{
-	memset(inode, 0, sizeof(*inode));
-	inode->mode = S_IFREG | 0644;
-	pthread_rwlock_init(&inode->lock, NULL);
-}
-
-/* Free the file's data with its lock held, as fs.c does, then the lock. */
-static void file_destroy(struct data_space *ds, struct inode *inode)
-{
-	pthread_rwlock_wrlock(&inode->lock);
-	data_release(ds, inode);
-	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_destroy(&inode->lock);
-}
-
-/* Page index of a file of pattern seed: bytes no two words of which are alike. */
-static void pattern(unsigned char *page, unsigned int seed, uint64_t index)
-{
-	uint32_t x = seed * 7919u + (uint32_t)index * 104729u + 1;
-
-	for (size_t i = 0; i < P; i++) {
-		x = x * 1103515245u + 12345u;
-		page[i] = (unsigned char)(x >> 24);
-	}
-}
-
-/* Write pages [0, nr) of pattern seed, under the file's write lock. */
-static void write_pages(struct data_space *ds, struct inode *inode, uint64_t nr, unsigned int seed)
-{
-	static unsigned char page[P];
-
-	pthread_rwlock_wrlock(&inode->lock);
-	for (uint64_t i = 0; i < nr; i++) {
-		pattern(page, seed, i);
-		CHECK_EQ((ssize_t)P, data_write_mem(ds, inode, page, P, i * P));
-	}
-	pthread_rwlock_unlock(&inode->lock);
-}
-
-static enum pagemap_kind kind(const struct inode *inode, uint64_t index)
-{
-	return pagemap_kind(pagemap_get(&inode->pages, index));
-}
-
-static struct lru_page *lru_page_of(struct data_space *ds, const struct inode *inode,
-				    uint64_t index)
-{
-	return lru_page(&ds->lru, pagemap_pfn(pagemap_get(&inode->pages, index)));
+	return space_new(ds, &w->base, mem_pages);
 }
 
 /* Whether page index reads as pattern seed through data_read_mem (a use if resident). */
@@ -697,7 +580,7 @@ static void test_swap_in_vma_forward(void)
 	struct inode f;
 
 	check_set_context("vma forward");
-	if (!space_new(&ds, &w, true, MEM_PAGES))
+	if (!wrap_space_new(&ds, &w, true, MEM_PAGES))
 		return;
 	atomic_store(&ds.ra.policy, READAHEAD_VMA);
 	file_init(&f);
@@ -738,7 +621,7 @@ static void test_swap_in_vma_backward(void)
 	struct inode f;
 
 	check_set_context("vma backward");
-	if (!space_new(&ds, &w, true, MEM_PAGES))
+	if (!wrap_space_new(&ds, &w, true, MEM_PAGES))
 		return;
 	atomic_store(&ds.ra.policy, READAHEAD_VMA);
 	file_init(&f);
@@ -762,7 +645,7 @@ static void test_swap_in_no_readahead(enum readahead_policy policy, bool is_sync
 
 	check_set_context("swap-in, %s over a %s backend", readahead_name(policy),
 			  is_sync ? "sync" : "async");
-	if (!space_new(&ds, &w, is_sync, MEM_PAGES))
+	if (!wrap_space_new(&ds, &w, is_sync, MEM_PAGES))
 		return;
 	atomic_store(&ds.ra.policy, (int)policy);
 	file_init(&f);
@@ -824,7 +707,7 @@ static void test_swap_in_misses(void)
 	struct inode f;
 
 	check_set_context("misses");
-	if (!space_new(&ds, &w, true, MEM_PAGES))
+	if (!wrap_space_new(&ds, &w, true, MEM_PAGES))
 		return;
 	atomic_store(&ds.ra.policy, READAHEAD_VMA);
 	file_init(&f);
@@ -895,7 +778,7 @@ static void test_swap_in_watermark(void)
 	struct inode f, other;
 
 	check_set_context("high watermark");
-	if (!space_new(&ds, &w, true, MEM) || !CHECK_EQ(HIGH, atomic_load(&ds.high_pages)))
+	if (!wrap_space_new(&ds, &w, true, MEM) || !CHECK_EQ(HIGH, atomic_load(&ds.high_pages)))
 		return;
 	atomic_store(&ds.ra.policy, READAHEAD_VMA);
 	file_init(&f);
@@ -934,7 +817,7 @@ static void test_swap_in_load_failure(void)
 	struct inode f;
 
 	check_set_context("load failure");
-	if (!space_new(&ds, &w, true, MEM_PAGES))
+	if (!wrap_space_new(&ds, &w, true, MEM_PAGES))
 		return;
 	atomic_store(&ds.ra.policy, READAHEAD_VMA);
 	file_init(&f);
@@ -1012,7 +895,7 @@ static void test_drain_batches(unsigned int max)
 	int64_t n;
 
 	check_set_context("drain %u pages by %u", NR, max);
-	if (!space_new(&ds, &w, true, MEM_PAGES))
+	if (!wrap_space_new(&ds, &w, true, MEM_PAGES))
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 8);
@@ -1071,7 +954,7 @@ static void test_drain_hits(unsigned int max)
 	uint64_t nr_hits, nr_calls;
 
 	check_set_context("drain hits, by %u", max);
-	if (!space_new(&ds, &w, true, MEM_PAGES))
+	if (!wrap_space_new(&ds, &w, true, MEM_PAGES))
 		return;
 	atomic_store(&ds.ra.policy, READAHEAD_DIRECT);
 	file_init(&f);
@@ -1127,7 +1010,7 @@ static void test_drain_load_failure(bool is_sticky)
 	int64_t n;
 
 	check_set_context("drain with a %s load failure", is_sticky ? "lasting" : "single");
-	if (!space_new(&ds, &w, true, MEM_PAGES))
+	if (!wrap_space_new(&ds, &w, true, MEM_PAGES))
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR_FILE, 10);

@@ -7,19 +7,10 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <time.h>
 
-#include "tierfs/backend.h"
-#include "tierfs/budget.h"
-#include "tierfs/data.h"
-#include "tierfs/ns.h"
-#include "tierfs/pagepool.h"
-#include "tierfs/reclaim.h"
-#include "check.h"
+#include "space.h"
 
-#define P PAGE_SIZE
-#define POOL_PAGES 1024
 #define MEM_PAGES 512 /* far above what a case writes: no reclaim on its own */
 #define SWAP_PAGES 256
 #define GATE_TIMEOUT_S 10 /* only so that a broken reclaim fails instead of hanging */
@@ -159,89 +150,20 @@ static unsigned int gate_wait_entered(struct gated_backend *g, unsigned int nr)
 	return nr_pages;
 }
 
-/* A data space like fs.c's init_swap sets up, over a gated ramdisk. */
-static bool space_new(struct data_space *ds, struct gated_backend *g)
+/* A data space over a gated ramdisk. */
+static bool gated_space_new(struct data_space *ds, struct gated_backend *g)
 {
-	const struct tier_backend_ops *ramdisk = backend_find("ramdisk");
-	struct backend_config cfg = { .capacity_bytes = SWAP_PAGES * P };
-	struct tier_backend *inner;
+	struct tier_backend *inner = space_ramdisk(SWAP_PAGES);
 
-	memset(ds, 0, sizeof(*ds));
-	atomic_init(&ds->nr_pages, 0);
-	atomic_init(&ds->nr_filled, 0);
-	atomic_init(&ds->nr_pending, 0);
-	if (!CHECK(ramdisk != NULL) || !CHECK_EQ(0, pagepool_new(POOL_PAGES, 0, &ds->pool)))
+	if (!inner)
 		return false;
-	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
-	pthread_mutex_init(&ds->reclaim_lock, NULL);
-	pthread_cond_init(&ds->reclaim_wake, NULL);
-	pthread_mutex_init(&ds->budget_lock, NULL);
-	CHECK_EQ(0, budget_set(ds, MEM_PAGES * P, 0));
-	if (!CHECK_EQ(0, lru_init(&ds->lru, POOL_PAGES)) ||
-	    !CHECK_EQ(0, ramdisk->create(&cfg, &inner)))
-		return false;
-
 	memset(g, 0, sizeof(*g));
 	g->base.ops = &gated_backend_ops;
 	g->inner = inner;
 	g->nr_store_max = -1;
 	pthread_mutex_init(&g->lock, NULL);
 	pthread_cond_init(&g->cond, NULL);
-	ds->backend = &g->base;
-	budget_update(ds, true);
-	return CHECK_EQ(MEM_PAGES, atomic_load(&ds->mem_pages));
-}
-
-static uint64_t pool_in_use(struct data_space *ds)
-{
-	struct pagepool_stats st;
-
-	pagepool_get_stats(ds->pool, &st);
-	return st.nr_in_use;
-}
-
-static uint64_t backend_stored(struct data_space *ds)
-{
-	struct backend_stats st;
-
-	ds->backend->ops->get_stats(ds->backend, &st);
-	return st.stored_pages;
-}
-
-/* Every page released by the case: nothing may be left anywhere. */
-static void space_destroy(struct data_space *ds)
-{
-	reclaim_stop(ds);
-	CHECK_EQ(0, atomic_load(&ds->nr_pending));
-	CHECK_EQ(0, pool_in_use(ds));
-	CHECK_EQ(0, backend_stored(ds));
-	CHECK_EQ(0, atomic_load(&ds->nr_pages));
-	CHECK_EQ(0, atomic_load(&ds->nr_filled));
-	CHECK_EQ(0, ds->lru.root.nr[LRU_INACTIVE] + ds->lru.root.nr[LRU_ACTIVE]);
-	ds->backend->ops->destroy(ds->backend);
-	lru_destroy(&ds->lru);
-	pthread_cond_destroy(&ds->reclaim_wake);
-	pthread_mutex_destroy(&ds->reclaim_lock);
-	pthread_mutex_destroy(&ds->reclaim_batch_lock);
-	pthread_mutex_destroy(&ds->budget_lock);
-	pagepool_destroy(ds->pool);
-	check_clear_context();
-}
-
-static void file_init(struct inode *inode)
-{
-	memset(inode, 0, sizeof(*inode));
-	inode->mode = S_IFREG | 0644;
-	pthread_rwlock_init(&inode->lock, NULL);
-}
-
-/* Free the file's data with its lock held, as fs.c does, then the lock. */
-static void file_destroy(struct data_space *ds, struct inode *inode)
-{
-	pthread_rwlock_wrlock(&inode->lock);
-	data_release(ds, inode);
-	pthread_rwlock_unlock(&inode->lock);
-	pthread_rwlock_destroy(&inode->lock);
+	return space_new(ds, &g->base, MEM_PAGES);
 }
 
 /*
@@ -267,30 +189,6 @@ static void lock_during_store(struct gated_backend *g, struct inode *inode, bool
 		pthread_rwlock_rdlock(&inode->lock);
 }
 
-/* Page index of a file of pattern seed: bytes no two words of which are alike. */
-static void pattern(unsigned char *page, unsigned int seed, uint64_t index)
-{
-	uint32_t x = seed * 7919u + (uint32_t)index * 104729u + 1;
-
-	for (size_t i = 0; i < P; i++) {
-		x = x * 1103515245u + 12345u;
-		page[i] = (unsigned char)(x >> 24);
-	}
-}
-
-/* Write pages [0, nr) of pattern seed, under the file's write lock. */
-static void write_pages(struct data_space *ds, struct inode *inode, uint64_t nr, unsigned int seed)
-{
-	static unsigned char page[P];
-
-	pthread_rwlock_wrlock(&inode->lock);
-	for (uint64_t i = 0; i < nr; i++) {
-		pattern(page, seed, i);
-		CHECK_EQ((ssize_t)P, data_write_mem(ds, inode, page, P, i * P));
-	}
-	pthread_rwlock_unlock(&inode->lock);
-}
-
 /* Whether page index reads as expected (caller holds the lock, or runs alone). */
 static bool check_page(struct data_space *ds, const struct inode *inode, uint64_t index,
 		       const unsigned char *expected)
@@ -309,11 +207,6 @@ static bool check_pattern(struct data_space *ds, const struct inode *inode, uint
 
 	pattern(expected, seed, index);
 	return check_page(ds, inode, index, expected);
-}
-
-static enum pagemap_kind kind(const struct inode *inode, uint64_t index)
-{
-	return pagemap_kind(pagemap_get(&inode->pages, index));
 }
 
 static uint32_t pfn_of(const struct inode *inode, uint64_t index)
@@ -360,7 +253,7 @@ static void test_no_lock_during_store(void)
 	struct inode f;
 
 	check_set_context("no lock during store");
-	if (!space_new(&ds, &g))
+	if (!gated_space_new(&ds, &g))
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 1);
@@ -408,7 +301,7 @@ static void test_write_during_store(void)
 	struct inode f;
 
 	check_set_context("write during store");
-	if (!space_new(&ds, &g))
+	if (!gated_space_new(&ds, &g))
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 2);
@@ -465,7 +358,7 @@ static void test_truncate_during_store(void)
 	struct inode f;
 
 	check_set_context("truncate during store");
-	if (!space_new(&ds, &g))
+	if (!gated_space_new(&ds, &g))
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 3);
@@ -509,7 +402,7 @@ static void test_truncate_partial_during_store(void)
 	struct inode f;
 
 	check_set_context("partial truncate during store");
-	if (!space_new(&ds, &g))
+	if (!gated_space_new(&ds, &g))
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 4);
@@ -554,7 +447,7 @@ static void test_punch_during_store(void)
 	struct inode f;
 
 	check_set_context("punch during store");
-	if (!space_new(&ds, &g))
+	if (!gated_space_new(&ds, &g))
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 5);
@@ -595,7 +488,7 @@ static void test_release_during_store(void)
 	struct inode *f = malloc(sizeof(*f));
 
 	check_set_context("release during store");
-	if (!CHECK(f != NULL) || !space_new(&ds, &g)) {
+	if (!CHECK(f != NULL) || !gated_space_new(&ds, &g)) {
 		free(f);
 		return;
 	}
@@ -644,7 +537,7 @@ static void test_busy_owner(enum finish_by by)
 			  by == FINISH_BY_BATCH ? "a batch" :
 			  by == FINISH_BY_OWNER ? "the owner's batch" :
 						  "reclaim_stop");
-	if (!space_new(&ds, &g))
+	if (!gated_space_new(&ds, &g))
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 7);
@@ -717,7 +610,7 @@ static void test_store_failure(void)
 	uint64_t nr_resident = 0;
 
 	check_set_context("store failure");
-	if (!space_new(&ds, &g))
+	if (!gated_space_new(&ds, &g))
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 8);
@@ -778,7 +671,7 @@ static void test_filled_and_clean(void)
 	uint64_t slot;
 
 	check_set_context("same-filled and clean pages");
-	if (!space_new(&ds, &g))
+	if (!gated_space_new(&ds, &g))
 		return;
 	file_init(&f);
 	pthread_rwlock_wrlock(&f.lock);
