@@ -91,11 +91,12 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 	if (used >= ds->high_pages)
 		reclaim_kick(ds);
 	/*
-	 * A batch that frees nothing may only have found its victims' inodes
+	 * A batch that frees nothing may only have promoted pages in use: look
+	 * again at once.  Two in a row may have found their victims' inodes
 	 * busy (being read or written): wait a moment and look again, for up
 	 * to about a fifth of a second, before calling the budget exhausted.
 	 */
-	for (int nr_idle = 0; used >= ds->mem_pages && nr_idle < 200;) {
+	for (int nr_idle = 0; used >= ds->mem_pages && nr_idle < 400;) {
 		uint64_t refused = nr_refused(ds);
 
 		atomic_fetch_add_explicit(&ds->swap.nr_direct_reclaims, 1, memory_order_relaxed);
@@ -109,8 +110,8 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 				is_rechecked = true;
 				continue;
 			}
-			nr_idle++;
-			usleep(1000);
+			if (nr_idle++ % 2)
+				usleep(1000);
 		}
 		used = pagepool_nr_in_use(ds->pool);
 	}
@@ -151,7 +152,7 @@ static void untrack_swapped(struct data_space *ds, const struct inode *inode, ui
 	atomic_fetch_sub_explicit(&lists_of(ds, inode)->nr_swapped, nr, memory_order_relaxed);
 }
 
-/* A resident page is read or written: referenced, and a hit if read ahead. */
+/* A resident page is read or written: a use, and a hit if read ahead. */
 static void used_resident(struct data_space *ds, uint32_t pfn)
 {
 	struct lru_page *p = lru_page(&ds->lru, pfn);
@@ -370,7 +371,7 @@ bool data_has_swapped(const struct inode *inode, uint64_t off, size_t len)
 
 /*
  * Load what readahead picks besides a fault on [first, last]: clean pages,
- * not referenced, on the inactive list, so unused ones go first.  Only
+ * unused, on the inactive list, so unused ones go first.  Only
  * within the budget, never by reclaiming on this thread: it wakes the
  * reclaimer to make room for the next window instead.
  */
@@ -470,14 +471,10 @@ int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_
 				pagepool_free_page(ds->pool, (uint32_t)pfns[i]);
 				continue;
 			}
-			/*
-			 * Clean: the backend copy stays valid until a write.
-			 * Referenced, so that the caller's next allocation does
-			 * not evict it before it is read.
-			 */
+			/* Clean: the backend copy stays valid until a write. */
 			track_resident(ds, inode, idx[i], (uint32_t)pfns[i], slots[i] + 1);
 			untrack_swapped(ds, inode, 1);
-			lru_touch(&ds->lru, (uint32_t)pfns[i]);
+			lru_mark_loaded(&ds->lru, (uint32_t)pfns[i]);
 			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
 		}
 	}

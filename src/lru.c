@@ -20,6 +20,7 @@ int lru_init(struct lru *lru, uint64_t nr_pages)
 	lru_lists_init(&lru->root);
 	lru->all[0] = &lru->root;
 	lru->nr_all = 1;
+	lru->scan_clock = 0;
 	return 0;
 }
 
@@ -29,6 +30,7 @@ void lru_lists_init(struct lru_lists *l)
 		l->head[i] = l->tail[i] = LRU_NIL;
 		l->nr[i] = 0;
 	}
+	l->nr_scanned = l->nr_rotated = l->scanned_at = 0;
 	atomic_init(&l->nr_resident, 0);
 	atomic_init(&l->nr_swapped, 0);
 	atomic_init(&l->limit_pages, 0);
@@ -115,7 +117,7 @@ void lru_add(struct lru *lru, struct lru_lists *lists, uint32_t pfn, struct inod
 	p->inode = inode;
 	p->index = index;
 	p->swap_slot = swap_slot;
-	atomic_store_explicit(&p->referenced, false, memory_order_relaxed);
+	atomic_store_explicit(&p->uses, LRU_UNUSED, memory_order_relaxed);
 	atomic_store_explicit(&p->is_readahead, false, memory_order_relaxed);
 	pthread_mutex_lock(&lru->lock);
 	link_head(lru, pfn, LRU_INACTIVE);

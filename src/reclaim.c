@@ -46,20 +46,39 @@ static bool holds(struct inode *const *locked, unsigned int nr, const struct ino
 }
 
 /*
- * Whose pages go: the tenant furthest over its share, else the one with
- * the most pages listed, so that a tenant streaming a large file pays for
- * it before a small one loses its hot pages.  lru->lock held.
+ * Whose pages go: the tenant furthest over its share; else the one whose
+ * inactive tail promises the most evictions: its listed pages times the
+ * share of its recent scans that found a page to evict.  A tenant
+ * re-reading a hot set yields almost nothing to a scan (its pages are used
+ * twice again before they reach the tail), one streaming through a large
+ * file yields nearly every page, so the streamer pays for its pass while
+ * the hot set stays, whichever of the two holds more pages.
+ *
+ * A record older than one pass over everything listed (as long as an idle
+ * page lasts in a single LRU) is forgotten, and the lists looked at again:
+ * a hot set gone idle is found out and goes in its turn.  lru->lock held.
  */
+static uint64_t expected_yield(const struct lru *lru, const struct lru_lists *ls,
+			       uint64_t listed, uint64_t all_listed)
+{
+	if (!ls->nr_scanned || lru->scan_clock - ls->scanned_at > all_listed)
+		return listed;
+	return listed * (ls->nr_scanned - ls->nr_rotated + 1) / (ls->nr_scanned + 1);
+}
+
 static struct lru_lists *pick_lists(struct lru *lru)
 {
-	struct lru_lists *over = NULL, *biggest = &lru->root;
-	uint64_t most_over = 0, most = 0;
+	struct lru_lists *over = NULL, *best = &lru->root;
+	uint64_t most_over = 0, most = 0, all_listed = 0;
 
+	for (unsigned int i = 0; i < lru->nr_all; i++)
+		all_listed += lru->all[i]->nr[LRU_INACTIVE] + lru->all[i]->nr[LRU_ACTIVE];
 	for (unsigned int i = 0; i < lru->nr_all; i++) {
 		struct lru_lists *ls = lru->all[i];
 		uint64_t listed = ls->nr[LRU_INACTIVE] + ls->nr[LRU_ACTIVE];
 		uint64_t limit = atomic_load(&ls->limit_pages);
 		uint64_t resident = atomic_load(&ls->nr_resident);
+		uint64_t yield;
 
 		if (!listed)
 			continue;
@@ -67,19 +86,43 @@ static struct lru_lists *pick_lists(struct lru *lru)
 			over = ls;
 			most_over = resident - limit;
 		}
-		if (listed > most) {
-			biggest = ls;
-			most = listed;
+		yield = expected_yield(lru, ls, listed, all_listed);
+		if (yield > most) {
+			best = ls;
+			most = yield;
 		}
 	}
-	return over ? over : biggest;
+	return over ? over : best;
+}
+
+/* What a scan of ls found, in its record and the clock.  lru->lock held. */
+static void record_scan(struct lru *lru, struct lru_lists *ls, unsigned int scanned,
+			unsigned int rotated)
+{
+	uint64_t listed = ls->nr[LRU_INACTIVE] + ls->nr[LRU_ACTIVE];
+
+	if (ls->nr_scanned > listed + 8 * RECLAIM_BATCH) {
+		ls->nr_scanned /= 2;
+		ls->nr_rotated /= 2;
+	}
+	ls->nr_scanned += scanned;
+	ls->nr_rotated += rotated;
+	lru->scan_clock += scanned;
+	ls->scanned_at = lru->scan_clock;
+}
+
+/* From the active tail to the inactive head: one more use takes it back. */
+static void deactivate(struct lru *lru, uint32_t pfn)
+{
+	atomic_store(&lru->pages[pfn].uses, LRU_USED_ONCE);
+	lru_rotate_locked(lru, pfn, LRU_INACTIVE);
 }
 
 /*
  * Take up to max victims off the inactive tail of from (NULL: as
- * pick_lists chooses), promoting pages referenced
- * since the last scan and ageing the active list into the inactive one.
- * Their inodes end up write-locked, listed in locked.
+ * pick_lists chooses), promoting pages used twice since the last scan and
+ * ageing the active list into the inactive one.  Their inodes end up
+ * write-locked, listed in locked.
  */
 static unsigned int isolate(struct data_space *ds, struct inode *held, struct lru_lists *from,
 			    unsigned int max, struct victim *v, struct inode **locked,
@@ -87,7 +130,8 @@ static unsigned int isolate(struct data_space *ds, struct inode *held, struct lr
 {
 	struct lru *lru = &ds->lru;
 	struct lru_lists *ls;
-	unsigned int nr = 0, scanned = 0;
+	unsigned int nr = 0, scanned = 0, looked = 0, rotated = 0;
+	bool has_promoted = false;
 
 	pthread_mutex_lock(&lru->lock);
 	ls = from ? from : pick_lists(lru);
@@ -96,16 +140,28 @@ static unsigned int isolate(struct data_space *ds, struct inode *held, struct lr
 		struct lru_page *p;
 
 		if (pfn == LRU_NIL) {
-			/* Nothing inactive: age the active tail. */
+			/*
+			 * Nothing inactive: age the active tail, unless this
+			 * scan promoted pages: evicting what was active a
+			 * moment ago would leave it no time for its next use.
+			 */
 			pfn = ls->tail[LRU_ACTIVE];
-			if (pfn == LRU_NIL)
+			if (pfn == LRU_NIL || has_promoted)
 				break;
-			atomic_store(&lru->pages[pfn].referenced, false);
-			lru_rotate_locked(lru, pfn, LRU_INACTIVE);
+			deactivate(lru, pfn);
 			continue;
 		}
 		p = &lru->pages[pfn];
-		if (atomic_exchange(&p->referenced, false)) {
+		switch (atomic_exchange(&p->uses, LRU_UNUSED)) {
+		case LRU_USED_TWICE:
+			looked++;
+			rotated++;
+			has_promoted = true;
+			lru_rotate_locked(lru, pfn, LRU_ACTIVE);
+			continue;
+		case LRU_LOADED:
+			/* Its read is still to come. */
+			has_promoted = true;
 			lru_rotate_locked(lru, pfn, LRU_ACTIVE);
 			continue;
 		}
@@ -117,16 +173,14 @@ static unsigned int isolate(struct data_space *ds, struct inode *held, struct lr
 			}
 			locked[(*nr_locked)++] = p->inode;
 		}
+		looked++;
 		lru_del_locked(lru, pfn);
 		v[nr++] = (struct victim){ pfn, p->inode, p->index };
 	}
+	record_scan(lru, ls, looked, rotated);
 	/* Keep the inactive list at least as long as the active one. */
-	for (int i = 0; i < RECLAIM_BATCH && ls->nr[LRU_ACTIVE] > ls->nr[LRU_INACTIVE]; i++) {
-		uint32_t pfn = ls->tail[LRU_ACTIVE];
-
-		atomic_store(&lru->pages[pfn].referenced, false);
-		lru_rotate_locked(lru, pfn, LRU_INACTIVE);
-	}
+	for (int i = 0; i < RECLAIM_BATCH && ls->nr[LRU_ACTIVE] > ls->nr[LRU_INACTIVE]; i++)
+		deactivate(lru, ls->tail[LRU_ACTIVE]);
 	pthread_mutex_unlock(&lru->lock);
 	return nr;
 }
@@ -313,7 +367,7 @@ uint64_t reclaim_pages(struct data_space *ds, uint64_t nr)
 	if (!ds->backend)
 		return 0;
 	/*
-	 * A batch that frees nothing may only have promoted referenced pages
+	 * A batch that frees nothing may only have promoted pages in use
 	 * or aged the active list: give up once every listed page has had
 	 * its scan, and two more batches.
 	 */
@@ -370,8 +424,10 @@ static void *reclaimer(void *arg)
 			continue;
 		}
 		pthread_mutex_unlock(&ds->reclaim_lock);
-		while (pagepool_nr_in_use(ds->pool) > ds->low_pages && reclaim_batch(ds, NULL))
-			;
+		/* A batch or two that free nothing may only have promoted pages in use. */
+		for (unsigned int nr_idle = 0;
+		     nr_idle < 3 && pagepool_nr_in_use(ds->pool) > ds->low_pages;)
+			nr_idle = reclaim_batch(ds, NULL) ? 0 : nr_idle + 1;
 		pthread_mutex_lock(&ds->reclaim_lock);
 		/* Nothing evictable now (all busy or no room to store): back off. */
 		if (pagepool_nr_in_use(ds->pool) > ds->high_pages && !ds->reclaim_stop)

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The active/inactive lists of resident pages, the kernel's two-list LRU: a
- * page enters the inactive list; touched again while there it is promoted
- * on the next scan; reclaim takes its victims from the inactive tail, so a
- * page read or written once (a streaming pass) goes before the working set.
+ * page enters the inactive list; used twice while there it is promoted on
+ * the next scan; reclaim takes its victims from the inactive tail, so a
+ * page written once and read once (a streaming pass) goes before the
+ * working set.
  */
 #ifndef TIERFS_LRU_H
 #define TIERFS_LRU_H
@@ -23,7 +24,7 @@ enum lru_list { LRU_INACTIVE, LRU_ACTIVE, NR_LRU_LISTS };
  * What tierfs knows of one pool page (indexed by pfn).  index, swap_slot and
  * the writeback flags change under the owner inode's lock; inode under that
  * lock and, while is_writeback, lru->lock too; the links and list under
- * lru->lock; referenced is atomic (set without any lock on access).
+ * lru->lock; uses is atomic (counted without any lock on access).
  *
  * A page under writeback is off the lists and still resident: reclaim is
  * storing it with no inode lock held.  A write sets is_redirtied (the copy
@@ -41,17 +42,34 @@ struct lru_page {
 	uint8_t list;			/* enum lru_list + 1; 0 when on none */
 	bool is_writeback;		/* being stored by reclaim */
 	bool is_redirtied;		/* written while under writeback */
-	atomic_bool referenced;
+	atomic_uchar uses;		/* enum lru_uses, since listed or scanned */
 	atomic_bool is_readahead;	/* loaded by readahead, not used yet */
 };
 
 /*
+ * A page's uses since it was listed or last scanned.  A page loaded for a
+ * read is LRU_LOADED until the read uses it: that use is the first, not a
+ * second (a streaming pass reads each page once), yet a scan before it
+ * spares the page, so that a request bringing in many pages does not evict
+ * its first ones for its last.  A page moved to the inactive list from the
+ * active one is LRU_USED_ONCE: one more use takes it back.
+ */
+enum lru_uses { LRU_UNUSED, LRU_USED_ONCE, LRU_USED_TWICE, LRU_LOADED };
+
+/*
  * One pair of lists: the pages of files no tenant owns (lru->root), or one
- * tenant's.  Links and nr under lru->lock; the counters are atomic.
+ * tenant's.  Links, nr and the scan record under lru->lock; the counters
+ * are atomic.
  */
 struct lru_lists {
 	uint32_t head[NR_LRU_LISTS], tail[NR_LRU_LISTS];
 	uint64_t nr[NR_LRU_LISTS];
+	/*
+	 * Its recent inactive-tail scans: pages looked at, those of them
+	 * found used twice and promoted instead of evicted (both halved as
+	 * they outgrow the lists), and lru->scan_clock at the last one.
+	 */
+	uint64_t nr_scanned, nr_rotated, scanned_at;
 	atomic_uint_fast64_t nr_resident;	/* pages held, listed or being stored */
 	atomic_uint_fast64_t nr_swapped;	/* pages of its files in the backend */
 	atomic_uint_fast64_t limit_pages;	/* resident share; 0 = none */
@@ -67,6 +85,7 @@ struct lru {
 	struct lru_lists root;
 	struct lru_lists *all[LRU_MAX_LISTS];	/* root first; lock */
 	unsigned int nr_all;
+	uint64_t scan_clock;			/* pages scanned, all lists; lock */
 };
 
 /* Descriptors for nr_pages pool pages (address space only, touched on use). */
@@ -98,11 +117,24 @@ void lru_add(struct lru *lru, struct lru_lists *lists, uint32_t pfn, struct inod
  */
 bool lru_del_unless_writeback(struct lru *lru, uint32_t pfn);
 
-/* Mark an access: lock-free; the next scan promotes the page. */
+/*
+ * Count an access, lock-free (two racing ones may count as one): a page
+ * used twice is promoted by the next scan.
+ */
 static inline void lru_touch(struct lru *lru, uint32_t pfn)
 {
-	if (!atomic_load_explicit(&lru->pages[pfn].referenced, memory_order_relaxed))
-		atomic_store_explicit(&lru->pages[pfn].referenced, true, memory_order_relaxed);
+	atomic_uchar *uses = &lru->pages[pfn].uses;
+	unsigned char u = atomic_load_explicit(uses, memory_order_relaxed);
+
+	if (u != LRU_USED_TWICE)
+		atomic_store_explicit(uses, u == LRU_USED_ONCE ? LRU_USED_TWICE : LRU_USED_ONCE,
+				      memory_order_relaxed);
+}
+
+/* The page was just loaded for a read that will use it. */
+static inline void lru_mark_loaded(struct lru *lru, uint32_t pfn)
+{
+	atomic_store_explicit(&lru->pages[pfn].uses, LRU_LOADED, memory_order_relaxed);
 }
 
 /* Move a listed page to the head of list to.  lru->lock held. */

@@ -495,13 +495,14 @@ static void walk(struct data_space *ds, struct inode *f, unsigned int seed, bool
 		nr_read_ahead += nr_ahead;
 		CHECK_EQ(nr_read_ahead + step + 1, atomic_load(&ds->swap.nr_swapins));
 
-		/* The faulting page: clean, referenced, not read ahead. */
+		/* The faulting page: clean, loaded for its read, not read ahead. */
 		p = lru_page_of(ds, f, index);
 		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(f, index));
+		CHECK_EQ(LRU_LOADED, atomic_load(&p->uses));
 		CHECK(!atomic_load(&p->is_readahead));
 		CHECK_EQ(slots[index] + 1, p->swap_slot);
 
-		/* The pages read ahead: clean, unreferenced, inactive, flagged. */
+		/* The pages read ahead: clean, unused, inactive, flagged. */
 		lo = is_backward ? index - nr_ahead : index + 1;
 		for (uint64_t i = lo; i < lo + nr_ahead; i++) {
 			check_set_context("%s walk, step %u, page %" PRIu64 " read ahead",
@@ -510,7 +511,7 @@ static void walk(struct data_space *ds, struct inode *f, unsigned int seed, bool
 				continue;
 			p = lru_page_of(ds, f, i);
 			CHECK(atomic_load(&p->is_readahead));
-			CHECK(!atomic_load(&p->referenced));
+			CHECK_EQ(LRU_UNUSED, atomic_load(&p->uses));
 			CHECK_EQ(LRU_INACTIVE + 1, p->list);
 			CHECK(p->inode == f);
 			CHECK_EQ(i, p->index);
@@ -541,7 +542,7 @@ static void walk(struct data_space *ds, struct inode *f, unsigned int seed, bool
 				check_pattern(ds, f, i, seed);
 			}
 			CHECK(!atomic_load(&p->is_readahead));
-			CHECK(atomic_load(&p->referenced));
+			CHECK_EQ(LRU_USED_ONCE, atomic_load(&p->uses));
 			CHECK_EQ(++nr_hits, atomic_load(&ds->ra.nr_hits));
 			check_pattern(ds, f, i, seed);
 			CHECK_EQ(nr_hits, atomic_load(&ds->ra.nr_hits));

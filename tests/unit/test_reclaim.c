@@ -701,6 +701,7 @@ static void test_filled_and_clean(void)
 	CHECK_EQ(0, data_swap_in(&ds, &f, 0, 2 * P));
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 1));
+	check_pattern(&ds, &f, 1, 9); /* the read it was loaded for */
 	CHECK_EQ(1, backend_stored(&ds));
 	CHECK_EQ(1, reclaim_batch(&ds, NULL));
 	CHECK_EQ(1, gate_nr_entered(&g));
