@@ -6,7 +6,8 @@
 # the pool fills the limit, and everything written before reads back; with
 # the file backend all of it fits.  Without mem= or memlimit= the budget
 # comes from the daemon's cgroup, follows its limit and hears its pressure
-# events.  Never killed by the OOM killer.
+# events; started in a 512 MiB cgroup with a swap file it takes 3.2 GiB
+# written from inside the cgroup.  Never killed by the OOM killer.
 #
 # usage: mnt_limit.sh TIERFS TIERCTL
 # Exits 0 pass, 1 fail, 77 skip (not root, no /dev/fuse, no v1 memory cgroup).
@@ -124,8 +125,44 @@ check_cgroup_budget() {
 	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
 }
 
+# Started in a 512 MiB cgroup with no option but a swap file, as a
+# container's scratch volume: 3.2 GiB written and read back by processes in
+# the same cgroup, byte-exact, the daemon never killed.
+check_many_times_the_limit() {
+	copies=8
+	mkdir "$cg" && echo $((512 << 20)) >"$cg/memory.limit_in_bytes" || {
+		fail "512 MiB cgroup: cgroup" "created" "an error"
+		return
+	}
+	if ! in_cg "$tierfs" "$mnt" -o "backend=file:$work/swap,swapsize=4G"; then
+		fail "512 MiB cgroup: mount" "status 0" "a failure"
+		rmdir "$cg"
+		return
+	fi
+	want=$(for _ in $(seq $copies); do cat "$src"; done | md5sum)
+	# shellcheck disable=SC2016
+	in_cg sh -c 'for _ in $(seq "$1"); do cat "$2"; done | dd of="$3" bs=1M iflag=fullblock status=none' \
+		sh $copies "$src" "$mnt/big" || fail "512 MiB cgroup: write" "success" "an error"
+	size=$(stat -c %s "$mnt/big")
+	[ "$size" -eq $((copies * 400 << 20)) ] && ok "512 MiB cgroup: $((size >> 20)) MiB written" ||
+		fail "512 MiB cgroup: size" $((copies * 400 << 20)) "$size"
+	swapped=$(stat_of stored_bytes)
+	[ "$swapped" -gt $((2560 << 20)) ] && ok "512 MiB cgroup: $((swapped >> 20)) MiB in the swap file" ||
+		fail "512 MiB cgroup: swapped" "> 2560 MiB" "$swapped"
+	got=$(in_cg md5sum <"$mnt/big")
+	[ "$got" = "$want" ] && ok "512 MiB cgroup: read back exact" ||
+		fail "512 MiB cgroup: read back" "$want" "$got"
+	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
+	[ "${kills:-0}" -eq 0 ] && ok "512 MiB cgroup: no OOM kill" ||
+		fail "512 MiB cgroup: OOM kills" 0 "$kills"
+	fusermount3 -u "$mnt"
+	rm -f "$work/swap"
+	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+}
+
 check_backend zpool "backend=zpool" yes
 check_backend ramdisk "backend=ramdisk" yes
 check_backend file "backend=file:$work/swap,swapsize=1G" no
 check_cgroup_budget
+check_many_times_the_limit
 finish
