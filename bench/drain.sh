@@ -231,7 +231,7 @@ stats()
 }
 
 # evict_all: every resident page to the backend; one "reclaim all" can stop
-# at a batch that scans only referenced pages, so it is repeated (up to 64
+# at a batch that only promotes pages in use, so it is repeated (up to 64
 # times) until at most 1 MiB is resident.
 evict_all()
 {

@@ -173,7 +173,7 @@ delta()
 
 # evict_all: every resident page of the mount to the backend; fails when
 # more than 1 MiB stays resident.  One "reclaim all" can stop early: a batch
-# that scans only referenced pages (just read back) frees nothing and ends
+# that only promotes pages in use (just read back) frees nothing and ends
 # it, while the next call finds them aged; so it is repeated, up to 64 times,
 # and the calls beyond the first are counted in NR_EXTRA_RECLAIMS.
 NR_EXTRA_RECLAIMS=0
@@ -353,7 +353,7 @@ echo "md5 of the file read back after each mount's tests: $MD5_FIRST (the same o
 	"Compression ratio (zpool): ${R[zpool.direct.ratio]:--}. Total time ${TOTAL_SECS} s."
 [ "$NR_EXTRA_RECLAIMS" -eq 0 ] ||
 	echo "tierctl reclaim all left pages resident and was repeated $NR_EXTRA_RECLAIMS times" \
-		"in all (read-back pages: a batch that scans only referenced pages ends it)."
+		"in all (read-back pages: a batch that only promotes pages in use ends it)."
 
 # --- results for bench/run -----------------------------------------------------
 
@@ -396,7 +396,7 @@ if [ -n "$RESULTS" ]; then
 	[ "$NR_EXTRA_RECLAIMS" -eq 0 ] ||
 		note "tierctl reclaim all left pages resident and was repeated $NR_EXTRA_RECLAIMS" \
 			"times in all before the reads (not timed): one call stops at a batch that" \
-			"scans only referenced pages."
+			"only promotes pages in use."
 	param data "${SIZE_MB} MiB, fio buffer_compress_percentage=$COMPRESS refill_buffers randseed=1"
 	param tierfs "a fresh mount per backend and policy: mem=${MEM_MB}m cache=never compressor=lz4 swapsize=${FS_MB}m; file backend in $SWAP_DIR"
 	param reads "tierctl reclaim all before each; dd bs=4k and bs=1M of the whole file; fio randread bs=4k psync io_size=${IO_MB}m randseed=1; $REPEAT runs each, the median"
