@@ -490,11 +490,12 @@ static int cmp_by_slot(const void *a, const void *b)
 	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-int64_t data_drain(struct data_space *ds, struct inode *inode, unsigned int max, uint64_t *nr_hits)
+int64_t data_drain(struct data_space *ds, struct inode *inode, uint64_t *from, unsigned int max,
+		   uint64_t *nr_hits)
 {
 	enum { BATCH = 32 };
 	uint64_t (*found)[2] = malloc(max * sizeof(*found));
-	uint64_t index = 0, entry, done = 0;
+	uint64_t index = *from, entry, done = 0;
 	unsigned int nr = 0;
 	int err = 0;
 
@@ -557,7 +558,10 @@ int64_t data_drain(struct data_space *ds, struct inode *inode, unsigned int max,
 			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, n, memory_order_relaxed);
 	}
 	free(found);
-	return err ? err : (int64_t)done;
+	if (err)
+		return err;
+	*from = index;
+	return (int64_t)done;
 }
 
 int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, size_t len,

@@ -59,6 +59,7 @@ static int drain_pass(struct tierfs *fs)
 	int err = 0;
 
 	while (!err && (inode = tierfs_inode_next(fs, inode))) {
+		uint64_t from = 0;
 		int64_t n;
 
 		do {
@@ -69,7 +70,7 @@ static int drain_pass(struct tierfs *fs)
 				break;
 			}
 			pthread_rwlock_wrlock(&inode->lock);
-			n = data_drain(&fs->data, inode, DRAIN_BATCH, &hits);
+			n = data_drain(&fs->data, inode, &from, DRAIN_BATCH, &hits);
 			pthread_rwlock_unlock(&inode->lock);
 			if (n < 0)
 				err = (int)n;

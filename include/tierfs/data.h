@@ -153,13 +153,15 @@ ssize_t data_copy(struct data_space *ds, struct inode *dst, uint64_t dst_off,
 		  const struct inode *src, uint64_t src_off, uint64_t len);
 
 /*
- * Bring up to max swapped pages of inode back to memory for good (their
- * slots freed), loading in slot order, and free the backend copies of its
- * clean resident pages, counted in *nr_hits.  Allocates without reclaim:
- * the caller made sure they fit.  Returns pages brought back (0: none
- * left), or -ENOMEM / -EIO with the failed pages still swapped.
+ * Bring up to max swapped pages of inode from page *from on back to memory
+ * for good (their slots freed), loading in slot order, and free the backend
+ * copies of its clean resident pages, counted in *nr_hits.  *from moves
+ * past the pages looked at, so that a file is walked once however many
+ * calls it takes.  Allocates without reclaim: the caller made sure they
+ * fit.  Returns pages brought back (0: none left from *from on), or
+ * -ENOMEM / -EIO with the failed pages still swapped and *from unmoved.
  */
-int64_t data_drain(struct data_space *ds, struct inode *inode, unsigned int max,
+int64_t data_drain(struct data_space *ds, struct inode *inode, uint64_t *from, unsigned int max,
 		   uint64_t *nr_hits);
 
 /* Free every page of the inode. */

@@ -860,9 +860,12 @@ out:
 	space_destroy(&ds);
 }
 
-/* data_drain until it returns 0 (or fails); checks each call's count. */
-static int64_t drain_all(struct data_space *ds, struct inode *inode, unsigned int max,
-			 uint64_t *nr_hits, uint64_t *nr_calls)
+/*
+ * data_drain from *from on until it returns 0 (or fails); checks each
+ * call's count.
+ */
+static int64_t drain_all(struct data_space *ds, struct inode *inode, uint64_t *from,
+			 unsigned int max, uint64_t *nr_hits, uint64_t *nr_calls)
 {
 	int64_t n, total = 0;
 
@@ -872,7 +875,7 @@ static int64_t drain_all(struct data_space *ds, struct inode *inode, unsigned in
 		uint64_t swapped = nr_swapped(inode, NR_FILE * 2), stored = backend_stored(ds);
 
 		pthread_rwlock_wrlock(&inode->lock);
-		n = data_drain(ds, inode, max, nr_hits);
+		n = data_drain(ds, inode, from, max, nr_hits);
 		pthread_rwlock_unlock(&inode->lock);
 		++*nr_calls;
 		if (n < 0)
@@ -889,7 +892,7 @@ static int64_t drain_all(struct data_space *ds, struct inode *inode, unsigned in
 static void test_drain_batches(unsigned int max)
 {
 	enum { NR = NR_FILE * 2 };
-	uint64_t nr_hits = 0, nr_calls;
+	uint64_t nr_hits = 0, nr_calls, from = 0;
 	struct data_space ds;
 	struct wrap_backend w;
 	struct inode f;
@@ -905,18 +908,20 @@ static void test_drain_batches(unsigned int max)
 
 	/* The first call takes the first max swapped pages by index. */
 	pthread_rwlock_wrlock(&f.lock);
-	n = data_drain(&ds, &f, max, &nr_hits);
+	n = data_drain(&ds, &f, &from, max, &nr_hits);
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(max < NR ? max : NR, n);
+	CHECK_EQ(max < NR ? max : NR, from);
 	CHECK_EQ(0, nr_hits);
 	for (uint64_t i = 0; i < NR; i++)
 		CHECK_EQ(i < max ? PAGEMAP_KIND_RESIDENT : PAGEMAP_KIND_SWAPPED, kind(&f, i));
 	CHECK_EQ(NR - (uint64_t)n, backend_stored(&ds));
 	CHECK_EQ((uint64_t)n, pool_in_use(&ds));
 
-	CHECK_EQ(NR - (uint64_t)n, drain_all(&ds, &f, max, &nr_hits, &nr_calls));
+	CHECK_EQ(NR - (uint64_t)n, drain_all(&ds, &f, &from, max, &nr_hits, &nr_calls));
 	CHECK_EQ(0, nr_hits);
 	CHECK_EQ((NR - (uint64_t)n + max - 1) / max + 1, nr_calls);
+	CHECK_EQ(NR, from);
 	CHECK_EQ(0, backend_stored(&ds));
 	CHECK_EQ(NR, pool_in_use(&ds));
 	CHECK_EQ(NR, atomic_load(&ds.swap.nr_swapins));
@@ -930,9 +935,12 @@ static void test_drain_batches(unsigned int max)
 		CHECK(p->inode == &f);
 		check_pattern(&ds, &f, i, 8);
 	}
-	/* Nothing left: 0 at once. */
+	/* Nothing left: 0 at once, from the cursor or from the start. */
 	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, data_drain(&ds, &f, max, &nr_hits));
+	CHECK_EQ(0, data_drain(&ds, &f, &from, max, &nr_hits));
+	from = 0;
+	CHECK_EQ(0, data_drain(&ds, &f, &from, max, &nr_hits));
+	CHECK_EQ(NR, from);
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(0, nr_hits);
 	CHECK_EQ(0, atomic_load(&ds.ra.nr_hits));
@@ -952,7 +960,7 @@ static void test_drain_hits(unsigned int max)
 	struct data_space ds;
 	struct wrap_backend w;
 	struct inode f;
-	uint64_t nr_hits, nr_calls;
+	uint64_t nr_hits, nr_calls, from = 0;
 
 	check_set_context("drain hits, by %u", max);
 	if (!wrap_space_new(&ds, &w, true, MEM_PAGES))
@@ -978,7 +986,7 @@ static void test_drain_hits(unsigned int max)
 	for (uint64_t i = 10; i < 20; i++)
 		CHECK(lru_page_of(&ds, &f, i)->swap_slot != 0);
 
-	CHECK_EQ(NR_FILE - 11, drain_all(&ds, &f, max, &nr_hits, &nr_calls));
+	CHECK_EQ(NR_FILE - 11, drain_all(&ds, &f, &from, max, &nr_hits, &nr_calls));
 	CHECK_EQ(10, nr_hits);
 	CHECK_EQ(0, backend_stored(&ds));
 	CHECK_EQ(NR_FILE, pool_in_use(&ds));
@@ -1007,7 +1015,7 @@ static void test_drain_load_failure(bool is_sticky)
 	struct data_space ds;
 	struct wrap_backend w;
 	struct inode f;
-	uint64_t nr_hits = 0, nr_calls, drained;
+	uint64_t nr_hits = 0, nr_calls, drained, from = 0;
 	int64_t n;
 
 	check_set_context("drain with a %s load failure", is_sticky ? "lasting" : "single");
@@ -1021,9 +1029,10 @@ static void test_drain_load_failure(bool is_sticky)
 	/* 64 pages load in two batches of 32: the second fails. */
 	wrap_fail_loads(&w, 2, is_sticky);
 	pthread_rwlock_wrlock(&f.lock);
-	n = data_drain(&ds, &f, NR_FILE, &nr_hits);
+	n = data_drain(&ds, &f, &from, NR_FILE, &nr_hits);
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(-EIO, n);
+	CHECK_EQ(0, from); /* unmoved: the failed pages are looked at again */
 	drained = NR_FILE - nr_swapped(&f, NR_FILE);
 	CHECK_EQ(32, drained);
 	CHECK_EQ(32, backend_stored(&ds));
@@ -1039,7 +1048,7 @@ static void test_drain_load_failure(bool is_sticky)
 			swapped++;
 		/* Still failing: every call fails and changes nothing. */
 		pthread_rwlock_wrlock(&f.lock);
-		CHECK_EQ(-EIO, data_drain(&ds, &f, NR_FILE, &nr_hits));
+		CHECK_EQ(-EIO, data_drain(&ds, &f, &from, NR_FILE, &nr_hits));
 		CHECK_EQ(-EIO, data_swap_in(&ds, &f, 0, NR_FILE * P));
 		CHECK_EQ(-EIO, data_read_mem(&ds, &f, swapped * P, got, P));
 		pthread_rwlock_unlock(&f.lock);
@@ -1051,7 +1060,7 @@ static void test_drain_load_failure(bool is_sticky)
 	for (uint64_t i = 0; i < NR_FILE; i++)
 		check_pattern(&ds, &f, i, 10);
 
-	CHECK_EQ(32, drain_all(&ds, &f, NR_FILE, &nr_hits, &nr_calls));
+	CHECK_EQ(32, drain_all(&ds, &f, &from, NR_FILE, &nr_hits, &nr_calls));
 	CHECK_EQ(0, nr_hits);
 	CHECK_EQ(0, backend_stored(&ds));
 	CHECK_EQ(NR_FILE, pool_in_use(&ds));
