@@ -36,6 +36,29 @@ require_mount_bench()
 	done
 }
 
+# want_positive VALUE...: each a positive integer, or a usage error (exit 2).
+want_positive()
+{
+	local num
+
+	for num in "$@"; do
+		case "$num" in
+		''|*[!0-9]*|0) echo "$NAME: '$num' is not a positive integer" >&2; exit 2 ;;
+		esac
+	done
+}
+
+# want_percent OPTION VALUE: 0 to 100, or a usage error (exit 2).
+want_percent()
+{
+	case "$2" in
+	''|*[!0-9]*) ;;
+	*) [ "$2" -le 100 ] && return 0 ;;
+	esac
+	echo "$NAME: $1 wants 0..100" >&2
+	exit 2
+}
+
 now_ns()
 {
 	date +%s%N

@@ -75,15 +75,11 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-for num in "$SIZE_MB" "$MEM_MB"; do
-	case "$num" in
-	''|*[!0-9]*|0) echo "drain.sh: '$num' is not a positive integer" >&2; exit 2 ;;
-	esac
-done
-case "$COMPRESS" in
-''|*[!0-9]*) echo "drain.sh: --compress wants 0..100" >&2; exit 2 ;;
-esac
-[ "$COMPRESS" -le 100 ] || { echo "drain.sh: --compress wants 0..100" >&2; exit 2; }
+NAME=drain.sh
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+want_positive "$SIZE_MB" "$MEM_MB"
+want_percent --compress "$COMPRESS"
 IFS=, read -r -a BACKEND_LIST <<<"$BACKENDS"
 [ "${#BACKEND_LIST[@]}" -gt 0 ] || { echo "drain.sh: --backends is empty" >&2; exit 2; }
 for b in "${BACKEND_LIST[@]}"; do
@@ -94,9 +90,6 @@ for b in "${BACKEND_LIST[@]}"; do
 done
 [ -d "$SWAP_DIR" ] || { echo "drain.sh: --swap-dir $SWAP_DIR is not a directory" >&2; exit 2; }
 
-NAME=drain.sh
-# shellcheck source=bench/common.sh
-. "$(dirname "$0")/common.sh"
 [ -z "$RESULTS" ] || : >>"$RESULTS" || { echo "$NAME: cannot write $RESULTS" >&2; exit 2; }
 require_mount_bench fio dd fusermount3 mkswap swapon swapoff findmnt md5sum flock fallocate
 require_memcg_v1

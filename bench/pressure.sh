@@ -96,19 +96,12 @@ if [ "$TIERFS_LIMIT_MB" = same-total ]; then
 	SAME_TOTAL=1
 	TIERFS_LIMIT_MB=$LIMIT_MB
 fi
-for num in "$LIMIT_MB" "$DATA_MB" "$MEM_MB" "$TIERFS_LIMIT_MB" "$RUNTIME" "$MMAP_JOB_MB"; do
-	case "$num" in
-	''|*[!0-9]*|0) echo "pressure.sh: '$num' is not a positive integer" >&2; exit 2 ;;
-	esac
-done
-case "$COMPRESS" in
-''|*[!0-9]*) echo "pressure.sh: --compress wants 0..100" >&2; exit 2 ;;
-esac
-[ "$COMPRESS" -le 100 ] || { echo "pressure.sh: --compress wants 0..100" >&2; exit 2; }
-
 NAME=pressure.sh
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
+want_positive "$LIMIT_MB" "$DATA_MB" "$MEM_MB" "$TIERFS_LIMIT_MB" "$RUNTIME" "$MMAP_JOB_MB"
+want_percent --compress "$COMPRESS"
+
 [ -z "$RESULTS" ] || : >>"$RESULTS" || { echo "$NAME: cannot write $RESULTS" >&2; exit 2; }
 require_mount_bench fio fusermount3 mkswap swapon swapoff findmnt md5sum flock
 require_memcg_v1

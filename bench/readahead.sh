@@ -79,16 +79,12 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-for num in "$SIZE_MB" "$IO_MB" "$MEM_MB" "$REPEAT"; do
-	case "$num" in
-	''|*[!0-9]*|0) echo "readahead.sh: '$num' is not a positive integer" >&2; exit 2 ;;
-	esac
-done
+NAME=readahead.sh
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+want_positive "$SIZE_MB" "$IO_MB" "$MEM_MB" "$REPEAT"
 [ "$IO_MB" -le "$SIZE_MB" ] || { echo "readahead.sh: --io-mb exceeds --size-mb" >&2; exit 2; }
-case "$COMPRESS" in
-''|*[!0-9]*) echo "readahead.sh: --compress wants 0..100" >&2; exit 2 ;;
-esac
-[ "$COMPRESS" -le 100 ] || { echo "readahead.sh: --compress wants 0..100" >&2; exit 2; }
+want_percent --compress "$COMPRESS"
 IFS=, read -r -a BACKEND_LIST <<<"$BACKENDS"
 IFS=, read -r -a POLICY_LIST <<<"$POLICIES"
 [ "${#BACKEND_LIST[@]}" -gt 0 ] || { echo "readahead.sh: --backends is empty" >&2; exit 2; }
@@ -110,9 +106,6 @@ done
 POLICY_LIST=("${policies[@]}")
 [ -d "$SWAP_DIR" ] || { echo "readahead.sh: --swap-dir $SWAP_DIR is not a directory" >&2; exit 2; }
 
-NAME=readahead.sh
-# shellcheck source=bench/common.sh
-. "$(dirname "$0")/common.sh"
 [ -z "$RESULTS" ] || : >>"$RESULTS" || { echo "$NAME: cannot write $RESULTS" >&2; exit 2; }
 require_mount_bench fio dd fusermount3 findmnt md5sum
 find_tierfs

@@ -64,15 +64,11 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-for num in "$SIZE_MB" "$NR_FILES" "$RUNTIME"; do
-	case "$num" in
-	''|*[!0-9]*|0) echo "resident.sh: '$num' is not a positive integer" >&2; exit 2 ;;
-	esac
-done
-
 NAME=resident.sh
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
+want_positive "$SIZE_MB" "$NR_FILES" "$RUNTIME"
+
 [ -z "$RESULTS" ] || : >>"$RESULTS" || { echo "$NAME: cannot write $RESULTS" >&2; exit 2; }
 require_mount_bench fio fusermount3 mountpoint findmnt
 

@@ -66,19 +66,12 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-for num in "$NR_PROCS" "$FILE_MB" "$MEM_MB"; do
-	case "$num" in
-	''|*[!0-9]*|0) echo "swapin_many.sh: '$num' is not a positive integer" >&2; exit 2 ;;
-	esac
-done
-case "$COMPRESS" in
-''|*[!0-9]*) echo "swapin_many.sh: --compress wants 0..100" >&2; exit 2 ;;
-esac
-[ "$COMPRESS" -le 100 ] || { echo "swapin_many.sh: --compress wants 0..100" >&2; exit 2; }
-
 NAME=swapin_many.sh
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
+want_positive "$NR_PROCS" "$FILE_MB" "$MEM_MB"
+want_percent --compress "$COMPRESS"
+
 [ -z "$RESULTS" ] || : >>"$RESULTS" || { echo "$NAME: cannot write $RESULTS" >&2; exit 2; }
 require_mount_bench fio dd fusermount3 mkswap swapon swapoff findmnt md5sum flock
 require_memcg_v1

@@ -114,15 +114,11 @@ while [ $# -gt 0 ]; do
 	shift
 done
 
-for num in "$MEM_MB" "$HOT_MB" "$STREAM_MB" "$HOT_LIMIT_MB" "$STREAM_LIMIT_MB" "$RUNTIME"; do
-	case "$num" in
-	''|*[!0-9]*|0) echo "tenants.sh: '$num' is not a positive integer" >&2; exit 2 ;;
-	esac
-done
-case "$COMPRESS" in
-''|*[!0-9]*) echo "tenants.sh: --compress wants 0..100" >&2; exit 2 ;;
-esac
-[ "$COMPRESS" -le 100 ] || { echo "tenants.sh: --compress wants 0..100" >&2; exit 2; }
+NAME=tenants.sh
+# shellcheck source=bench/common.sh
+. "$(dirname "$0")/common.sh"
+want_positive "$MEM_MB" "$HOT_MB" "$STREAM_MB" "$HOT_LIMIT_MB" "$STREAM_LIMIT_MB" "$RUNTIME"
+want_percent --compress "$COMPRESS"
 CONFIGS=(sep)
 if [ "$REFS" != none ]; then
 	for ref in ${REFS//,/ }; do
@@ -141,9 +137,6 @@ esac
 [ -z "$RESULTS" ] || [ "${RESULTS#-}" = "$RESULTS" ] ||
 	{ echo "tenants.sh: bad --results '$RESULTS'" >&2; exit 2; }
 
-NAME=tenants.sh
-# shellcheck source=bench/common.sh
-. "$(dirname "$0")/common.sh"
 [ -z "$RESULTS" ] || : >>"$RESULTS" || { echo "$NAME: cannot write $RESULTS" >&2; exit 2; }
 require_mount_bench fio fusermount3 findmnt md5sum awk
 require_memcg_v1
