@@ -83,18 +83,19 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 		struct lru_lists *ls = held->lists;
 		uint64_t limit = atomic_load(&ls->limit_pages);
 
+		/* A batch or two may only promote pages in use. */
 		for (int i = 0; limit && atomic_load(&ls->nr_resident) >= limit && i < 4; i++)
-			if (!reclaim_batch_from(ds, held, ls))
-				break;
+			reclaim_batch_from(ds, held, ls);
 	}
 	used = pagepool_nr_in_use(ds->pool);
 	if (used >= ds->high_pages)
 		reclaim_kick(ds);
 	/*
-	 * A batch that frees nothing may only have promoted pages in use: look
-	 * again at once.  Two in a row may have found their victims' inodes
-	 * busy (being read or written): wait a moment and look again, for up
-	 * to about a fifth of a second, before calling the budget exhausted.
+	 * A batch that frees nothing may only have promoted pages in use, so
+	 * every other one looks again at once; the others may have found
+	 * their victims' inodes busy (being read or written) and wait a
+	 * moment, for up to about a fifth of a second in all, before calling
+	 * the budget exhausted.
 	 */
 	for (int nr_idle = 0; used >= ds->mem_pages && nr_idle < 400;) {
 		uint64_t refused = nr_refused(ds);

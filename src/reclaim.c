@@ -58,56 +58,83 @@ static bool holds(struct inode *const *locked, unsigned int nr, const struct ino
  * page lasts in a single LRU) is forgotten, and the lists looked at again:
  * a hot set gone idle is found out and goes in its turn.  lru->lock held.
  */
-static uint64_t expected_yield(const struct lru *lru, const struct lru_lists *ls,
-			       uint64_t listed, uint64_t all_listed)
+static uint64_t nr_listed(const struct lru_lists *ls)
 {
-	if (!ls->nr_scanned || lru->scan_clock - ls->scanned_at > all_listed)
+	return ls->nr[LRU_INACTIVE] + ls->nr[LRU_ACTIVE];
+}
+
+static uint64_t nr_listed_all(const struct lru *lru)
+{
+	uint64_t nr = 0;
+
+	for (unsigned int i = 0; i < lru->nr_all; i++)
+		nr += nr_listed(lru->all[i]);
+	return nr;
+}
+
+static bool is_record_stale(const struct lru *lru, const struct lru_lists *ls,
+			    uint64_t all_listed)
+{
+	return lru->scan_clock - ls->scanned_at > all_listed;
+}
+
+/* Never 0 for a list with pages: one that only promoted still gets a turn. */
+static uint64_t expected_yield(const struct lru *lru, const struct lru_lists *ls,
+			       uint64_t all_listed)
+{
+	uint64_t listed = nr_listed(ls);
+
+	if (!ls->nr_scanned || is_record_stale(lru, ls, all_listed))
 		return listed;
-	return listed * (ls->nr_scanned - ls->nr_rotated + 1) / (ls->nr_scanned + 1);
+	return (listed * (ls->nr_scanned - ls->nr_rotated + 1) + ls->nr_scanned) /
+	       (ls->nr_scanned + 1);
 }
 
 static struct lru_lists *pick_lists(struct lru *lru)
 {
-	struct lru_lists *over = NULL, *best = &lru->root;
-	uint64_t most_over = 0, most = 0, all_listed = 0;
+	struct lru_lists *over = NULL, *best = NULL;
+	uint64_t most_over = 0, most = 0, all_listed = nr_listed_all(lru);
 
-	for (unsigned int i = 0; i < lru->nr_all; i++)
-		all_listed += lru->all[i]->nr[LRU_INACTIVE] + lru->all[i]->nr[LRU_ACTIVE];
 	for (unsigned int i = 0; i < lru->nr_all; i++) {
 		struct lru_lists *ls = lru->all[i];
-		uint64_t listed = ls->nr[LRU_INACTIVE] + ls->nr[LRU_ACTIVE];
 		uint64_t limit = atomic_load(&ls->limit_pages);
 		uint64_t resident = atomic_load(&ls->nr_resident);
 		uint64_t yield;
 
-		if (!listed)
+		if (!nr_listed(ls))
 			continue;
 		if (limit && resident > limit && resident - limit > most_over) {
 			over = ls;
 			most_over = resident - limit;
 		}
-		yield = expected_yield(lru, ls, listed, all_listed);
-		if (yield > most) {
+		yield = expected_yield(lru, ls, all_listed);
+		if (!best || yield > most) {
 			best = ls;
 			most = yield;
 		}
 	}
-	return over ? over : best;
+	return over ? over : best ? best : &lru->root;
 }
 
-/* What a scan of ls found, in its record and the clock.  lru->lock held. */
-static void record_scan(struct lru *lru, struct lru_lists *ls, unsigned int scanned,
+/*
+ * What a scan of ls found (looked at: evicted or promoted; rotated:
+ * promoted) into its record, a stale record forgotten first, and onto the
+ * clock.  Pages passed over (busy, or loaded for a read) tell nothing of
+ * the list and are not counted.  lru->lock held.
+ */
+static void record_scan(struct lru *lru, struct lru_lists *ls, unsigned int looked,
 			unsigned int rotated)
 {
-	uint64_t listed = ls->nr[LRU_INACTIVE] + ls->nr[LRU_ACTIVE];
-
-	if (ls->nr_scanned > listed + 8 * RECLAIM_BATCH) {
+	if (is_record_stale(lru, ls, nr_listed_all(lru))) {
+		ls->nr_scanned = 0;
+		ls->nr_rotated = 0;
+	} else if (ls->nr_scanned > nr_listed(ls) + 8 * RECLAIM_BATCH) {
 		ls->nr_scanned /= 2;
 		ls->nr_rotated /= 2;
 	}
-	ls->nr_scanned += scanned;
+	ls->nr_scanned += looked;
 	ls->nr_rotated += rotated;
-	lru->scan_clock += scanned;
+	lru->scan_clock += looked;
 	ls->scanned_at = lru->scan_clock;
 }
 
@@ -120,8 +147,9 @@ static void deactivate(struct lru *lru, uint32_t pfn)
 
 /*
  * Take up to max victims off the inactive tail of from (NULL: as
- * pick_lists chooses), promoting pages used twice since the last scan and
- * ageing the active list into the inactive one.  Their inodes end up
+ * pick_lists chooses), promoting pages used twice since the last scan,
+ * sparing pages loaded for a read not done yet, and ageing the active
+ * list into the inactive one.  Their inodes end up
  * write-locked, listed in locked.
  */
 static unsigned int isolate(struct data_space *ds, struct inode *held, struct lru_lists *from,
@@ -131,7 +159,9 @@ static unsigned int isolate(struct data_space *ds, struct inode *held, struct lr
 	struct lru *lru = &ds->lru;
 	struct lru_lists *ls;
 	unsigned int nr = 0, scanned = 0, looked = 0, rotated = 0;
+	uint32_t spared = LRU_NIL;
 	bool has_promoted = false;
+	unsigned char uses;
 
 	pthread_mutex_lock(&lru->lock);
 	ls = from ? from : pick_lists(lru);
@@ -139,6 +169,8 @@ static unsigned int isolate(struct data_space *ds, struct inode *held, struct lr
 		uint32_t pfn = ls->tail[LRU_INACTIVE];
 		struct lru_page *p;
 
+		if (pfn != LRU_NIL && pfn == spared)
+			break; /* round the whole inactive list */
 		if (pfn == LRU_NIL) {
 			/*
 			 * Nothing inactive: age the active tail, unless this
@@ -152,7 +184,8 @@ static unsigned int isolate(struct data_space *ds, struct inode *held, struct lr
 			continue;
 		}
 		p = &lru->pages[pfn];
-		switch (atomic_exchange(&p->uses, LRU_UNUSED)) {
+		uses = atomic_exchange(&p->uses, LRU_UNUSED);
+		switch (uses) {
 		case LRU_USED_TWICE:
 			looked++;
 			rotated++;
@@ -160,14 +193,16 @@ static unsigned int isolate(struct data_space *ds, struct inode *held, struct lr
 			lru_rotate_locked(lru, pfn, LRU_ACTIVE);
 			continue;
 		case LRU_LOADED:
-			/* Its read is still to come. */
-			has_promoted = true;
-			lru_rotate_locked(lru, pfn, LRU_ACTIVE);
+			/* Its read is still to come: one more pass, unused. */
+			if (spared == LRU_NIL)
+				spared = pfn;
+			lru_rotate_locked(lru, pfn, LRU_INACTIVE);
 			continue;
 		}
 		if (p->inode != held && !holds(locked, *nr_locked, p->inode)) {
 			if (pthread_rwlock_trywrlock(&p->inode->lock)) {
 				/* Busy (maybe ours): look again later. */
+				atomic_store(&p->uses, uses);
 				lru_rotate_locked(lru, pfn, LRU_INACTIVE);
 				continue;
 			}

@@ -50,9 +50,10 @@ struct lru_page {
  * A page's uses since it was listed or last scanned.  A page loaded for a
  * read is LRU_LOADED until the read uses it: that use is the first, not a
  * second (a streaming pass reads each page once), yet a scan before it
- * spares the page, so that a request bringing in many pages does not evict
- * its first ones for its last.  A page moved to the inactive list from the
- * active one is LRU_USED_ONCE: one more use takes it back.
+ * gives the page one more pass of the inactive list, so that a request
+ * bringing in many pages does not evict its first ones for its last.  A
+ * page moved to the inactive list from the active one is LRU_USED_ONCE:
+ * one more use takes it back.
  */
 enum lru_uses { LRU_UNUSED, LRU_USED_ONCE, LRU_USED_TWICE, LRU_LOADED };
 
@@ -85,7 +86,7 @@ struct lru {
 	struct lru_lists root;
 	struct lru_lists *all[LRU_MAX_LISTS];	/* root first; lock */
 	unsigned int nr_all;
-	uint64_t scan_clock;			/* pages scanned, all lists; lock */
+	uint64_t scan_clock;			/* pages scans evicted or promoted; lock */
 };
 
 /* Descriptors for nr_pages pool pages (address space only, touched on use). */

@@ -5,7 +5,8 @@
  * counts as used once, and between tenants the one over its share pays
  * first, then the one whose pages a scan finds unused, not the one holding
  * the most: a streaming tenant does not evict a larger hot set, while a
- * hot set left idle is evicted in its turn.
+ * hot set left idle is evicted in its turn, and a tenant whose every page
+ * is in use still gives up its oldest.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -122,9 +123,19 @@ static void test_loaded(void)
 	write_pages(&ds, &f, NR, 3);
 	CHECK_EQ(NR, reclaim_pages(&ds, NR));
 
+	/* Loaded, not read yet, alone: a scan spares them, once. */
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(0, data_swap_in(&ds, &f, 0, NR * P));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(0, reclaim_batch(&ds, NULL));
+	CHECK_EQ(NR, nr_resident(&f, 0, NR));
+	CHECK_EQ(NR, ds.lru.root.nr[LRU_INACTIVE]);
+	CHECK_EQ(NR, reclaim_batch(&ds, NULL));
+	CHECK_EQ(0, nr_resident(&f, 0, NR));
+
 	/*
-	 * Loaded, not read yet, older than other's unused pages: a scan moves
-	 * them to the active list and takes other's.
+	 * Loaded, not read yet, older than other's unused pages: a scan gives
+	 * them another pass and takes other's.
 	 */
 	pthread_rwlock_wrlock(&f.lock);
 	CHECK_EQ(0, data_swap_in(&ds, &f, 0, NR * P));
@@ -160,16 +171,22 @@ enum { HOT = 384, ROUND = 32 };
 
 /*
  * A round of the two tenants: the streamer writes ROUND new pages, reclaim
- * takes ROUND, the hot tenant (unless idle) reads its set once.
+ * takes ROUND, the hot tenant (unless idle) reads its set once.  Returns
+ * the hot tenant's resident pages after reclaim, before its read brings
+ * back what went.
  */
-static void stream_round(struct data_space *ds, struct inode *hot, struct inode *stream,
-			 uint64_t *stream_pages, bool is_hot_idle)
+static uint64_t stream_round(struct data_space *ds, struct inode *hot, struct inode *stream,
+			     uint64_t *stream_pages, bool is_hot_idle)
 {
+	uint64_t hot_resident;
+
 	write_range(ds, stream, *stream_pages, ROUND, 5);
 	*stream_pages += ROUND;
 	reclaim_pages(ds, ROUND);
+	hot_resident = atomic_load(&hot->lists->nr_resident);
 	if (!is_hot_idle)
 		read_pages(ds, hot, 0, HOT, 4);
+	return hot_resident;
 }
 
 /*
@@ -201,10 +218,8 @@ static void test_tenants_stream_hot(void)
 	read_pages(&ds, &hot, 0, HOT, 4);
 
 	for (int round = 0; round < 150; round++) {
-		uint64_t n;
+		uint64_t n = stream_round(&ds, &hot, &stream, &stream_pages, false);
 
-		stream_round(&ds, &hot, &stream, &stream_pages, false);
-		n = atomic_load(&hot_lists.nr_resident);
 		if (n < lowest)
 			lowest = n;
 	}
@@ -228,7 +243,40 @@ static void test_tenants_stream_hot(void)
 	space_destroy(&ds);
 }
 
-/* Case 4: a tenant over its share loses its own pages first, used or not. */
+/*
+ * Case 4: one tenant whose every page is in use: a scan that only promotes
+ * is no reason to stop, the pages used longest ago go.
+ */
+static void test_all_in_use(void)
+{
+	enum { NR = 256, WANT = 64 };
+	struct data_space ds;
+	struct lru_lists lists;
+	struct inode f;
+	uint64_t freed = 0;
+
+	check_set_context("one tenant, every page in use");
+	if (!space_new(&ds, space_ramdisk(SWAP_PAGES), MEM_PAGES))
+		return;
+	lru_lists_init(&lists);
+	CHECK_EQ(0, lru_register(&ds.lru, &lists));
+	file_init(&f);
+	f.lists = &lists;
+	write_pages(&ds, &f, NR, 11);
+	for (int round = 0; round < 8; round++) {
+		read_pages(&ds, &f, 0, NR, 11);
+		read_pages(&ds, &f, 0, NR, 11);
+		freed += reclaim_pages(&ds, WANT);
+	}
+	check_set_context("one tenant, every page in use: %" PRIu64 " freed", freed);
+	CHECK_EQ(8 * WANT, freed);
+	read_pages(&ds, &f, 0, NR, 11);
+
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/* Case 5: a tenant over its share loses its own pages first, used or not. */
 static void test_tenant_over_share(void)
 {
 	struct data_space ds;
@@ -272,6 +320,7 @@ int main(void)
 	test_used_once();
 	test_loaded();
 	test_tenants_stream_hot();
+	test_all_in_use();
 	test_tenant_over_share();
 	return check_done("lru");
 }
