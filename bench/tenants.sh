@@ -184,11 +184,18 @@ kill_cg()
 	echo "$NAME: processes left in $1: $(paste -sd' ' - <"$1/cgroup.procs" 2>/dev/null)" >&2
 }
 
+# stop_job PID: ends a background job of this shell (none if PID is empty)
+# and reaps it.
+stop_job()
+{
+	[ -n "$1" ] || return 0
+	kill "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
+
 stop_sampler()
 {
-	[ -n "$SAMPLER_PID" ] || return 0
-	kill "$SAMPLER_PID" 2>/dev/null
-	wait "$SAMPLER_PID" 2>/dev/null
+	stop_job "$SAMPLER_PID"
 	SAMPLER_PID=
 }
 
@@ -336,9 +343,7 @@ hot_warm_start()
 
 hot_warm_stop()
 {
-	[ -n "$WARM_PID" ] || return 0
-	kill "$WARM_PID" 2>/dev/null
-	wait "$WARM_PID" 2>/dev/null
+	stop_job "$WARM_PID"
 	WARM_PID=
 }
 
@@ -374,8 +379,7 @@ stream_start()
 stream_stop()
 {
 	[ -n "$STREAM_PID" ] || return 0
-	kill "$STREAM_PID" 2>/dev/null
-	wait "$STREAM_PID" 2>/dev/null
+	stop_job "$STREAM_PID"
 	STREAM_PID=
 	kill_cg "$1"
 }

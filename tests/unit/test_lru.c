@@ -62,6 +62,15 @@ static void write_range(struct data_space *ds, struct inode *inode, uint64_t fir
 	pthread_rwlock_unlock(&inode->lock);
 }
 
+/* A file of its own tenant, whose lists are registered with the space's LRU. */
+static void tenant_file_init(struct data_space *ds, struct lru_lists *lists, struct inode *inode)
+{
+	lru_lists_init(lists);
+	CHECK_EQ(0, lru_register(&ds->lru, lists));
+	file_init(inode);
+	inode->lists = lists;
+}
+
 /* Case 1: within one list, pages used once go and pages used twice stay. */
 static void test_used_once(void)
 {
@@ -205,14 +214,8 @@ static void test_tenants_stream_hot(void)
 	check_set_context("streaming tenant beside a hot one");
 	if (!space_new(&ds, space_ramdisk(SWAP_PAGES), MEM_PAGES))
 		return;
-	lru_lists_init(&hot_lists);
-	lru_lists_init(&stream_lists);
-	CHECK_EQ(0, lru_register(&ds.lru, &hot_lists));
-	CHECK_EQ(0, lru_register(&ds.lru, &stream_lists));
-	file_init(&hot);
-	file_init(&stream);
-	hot.lists = &hot_lists;
-	stream.lists = &stream_lists;
+	tenant_file_init(&ds, &hot_lists, &hot);
+	tenant_file_init(&ds, &stream_lists, &stream);
 	write_pages(&ds, &hot, HOT, 4);
 	read_pages(&ds, &hot, 0, HOT, 4);
 	read_pages(&ds, &hot, 0, HOT, 4);
@@ -258,10 +261,7 @@ static void test_all_in_use(void)
 	check_set_context("one tenant, every page in use");
 	if (!space_new(&ds, space_ramdisk(SWAP_PAGES), MEM_PAGES))
 		return;
-	lru_lists_init(&lists);
-	CHECK_EQ(0, lru_register(&ds.lru, &lists));
-	file_init(&f);
-	f.lists = &lists;
+	tenant_file_init(&ds, &lists, &f);
 	write_pages(&ds, &f, NR, 11);
 	for (int round = 0; round < 8; round++) {
 		read_pages(&ds, &f, 0, NR, 11);
@@ -286,14 +286,8 @@ static void test_tenant_over_share(void)
 	check_set_context("tenant over its share");
 	if (!space_new(&ds, space_ramdisk(SWAP_PAGES), MEM_PAGES))
 		return;
-	lru_lists_init(&small_lists);
-	lru_lists_init(&big_lists);
-	CHECK_EQ(0, lru_register(&ds.lru, &small_lists));
-	CHECK_EQ(0, lru_register(&ds.lru, &big_lists));
-	file_init(&small);
-	file_init(&big);
-	small.lists = &small_lists;
-	big.lists = &big_lists;
+	tenant_file_init(&ds, &small_lists, &small);
+	tenant_file_init(&ds, &big_lists, &big);
 	write_pages(&ds, &big, 256, 6);
 	write_pages(&ds, &small, 128, 7);
 	read_pages(&ds, &small, 0, 128, 7);
