@@ -36,6 +36,19 @@ require_mount_bench()
 	done
 }
 
+# enter_work MOUNTPOINT...: the sourcing script's cleanup runs on exit, and
+# INT and TERM exit 130 and 143; the mount points are made, WORK entered
+# (fio drops files into its working directory) and LOG started empty.
+enter_work()
+{
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	mkdir "$@" || die "mkdir $* failed"
+	cd "$WORK" || die "cd $WORK failed"
+	: >"$LOG"
+}
+
 # want_positive VALUE...: each a positive integer, or a usage error (exit 2).
 want_positive()
 {

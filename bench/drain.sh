@@ -163,14 +163,7 @@ cleanup()
 	rm -f "$TIERFS_SWAP" "$LOG" "$WORK"/stats.*
 	cd / && rmdir "$TIERFS_MNT" "$TMPFS_MNT" "$WORK" 2>/dev/null
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-mkdir "$TIERFS_MNT" "$TMPFS_MNT" || die "mkdir in $WORK failed"
-# fio drops files into its working directory.
-cd "$WORK" || die "cd $WORK failed"
-: >"$LOG"
+enter_work "$TIERFS_MNT" "$TMPFS_MNT"
 
 declare -A R
 

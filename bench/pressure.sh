@@ -146,14 +146,7 @@ cleanup()
 	rm -f "$LOG" "$SAMPLES" "$WORK"/stats.* "$WORK"/*.state
 	cd / && rmdir "$TMPFS_MNT" "$TIERFS_MNT" "$WORK" 2>/dev/null
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-mkdir "$TMPFS_MNT" "$TIERFS_MNT" || die "mkdir in $WORK failed"
-# fio drops files (verify state) into its working directory.
-cd "$WORK" || die "cd $WORK failed"
-: >"$LOG"
+enter_work "$TMPFS_MNT" "$TIERFS_MNT"
 : >"$SAMPLES"
 
 # mib_per_s NS: DATA_MB over NS nanoseconds.

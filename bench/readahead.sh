@@ -137,14 +137,7 @@ cleanup()
 	rm -f "$SWAP_PATH" "$LOG" "$WORK"/stats.*
 	cd / && rmdir "$MNT" "$WORK" 2>/dev/null
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-mkdir "$MNT" || die "mkdir $MNT failed"
-# fio drops files into its working directory.
-cd "$WORK" || die "cd $WORK failed"
-: >"$LOG"
+enter_work "$MNT"
 
 # stats NAME: tierctl stats --json into stats.NAME.
 stats()

@@ -106,13 +106,7 @@ cleanup()
 	rm -f "$LOG" "$WORK"/times.* "$WORK"/stats.*
 	cd / && rmdir "$TMPFS_MNT" "$TIERFS_MNT" "$WORK" 2>/dev/null
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-mkdir "$TMPFS_MNT" "$TIERFS_MNT" || die "mkdir in $WORK failed"
-cd "$WORK" || die "cd $WORK failed"
-: >"$LOG"
+enter_work "$TMPFS_MNT" "$TIERFS_MNT"
 
 # run CMD ARGS...: CMD in the side's cgroup when it has one.
 run()

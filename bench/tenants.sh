@@ -232,14 +232,7 @@ cleanup()
 	rm -f "$LOG" "$WORK"/stats.* "$WORK"/samples.* "$WORK"/stream.*
 	cd / && rmdir "$MNT" "$WORK" 2>/dev/null
 }
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-mkdir "$MNT" || die "mkdir $MNT failed"
-# fio drops files into its working directory.
-cd "$WORK" || die "cd $WORK failed"
-: >"$LOG"
+enter_work "$MNT"
 
 cg_new "$CG_HOT" "$HOT_LIMIT_MB" >/dev/null || die "cannot create memory cgroup $CG_HOT"
 cg_new "$CG_STREAM" "$STREAM_LIMIT_MB" >/dev/null || die "cannot create memory cgroup $CG_STREAM"
