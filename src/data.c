@@ -371,8 +371,8 @@ bool data_has_swapped(const struct inode *inode, uint64_t off, size_t len)
 }
 
 /*
- * Load what readahead picks besides a fault on [first, last]: clean pages,
- * unused, on the inactive list, so unused ones go first.  Only
+ * Load what readahead picks besides a fault on [first, last]: clean pages
+ * on the inactive list, unused, so that those never read go first.  Only
  * within the budget, never by reclaiming on this thread: it wakes the
  * reclaimer to make room for the next window instead.
  */

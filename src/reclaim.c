@@ -58,17 +58,12 @@ static bool holds(struct inode *const *locked, unsigned int nr, const struct ino
  * page lasts in a single LRU) is forgotten, and the lists looked at again:
  * a hot set gone idle is found out and goes in its turn.  lru->lock held.
  */
-static uint64_t nr_listed(const struct lru_lists *ls)
-{
-	return ls->nr[LRU_INACTIVE] + ls->nr[LRU_ACTIVE];
-}
-
 static uint64_t nr_listed_all(const struct lru *lru)
 {
 	uint64_t nr = 0;
 
 	for (unsigned int i = 0; i < lru->nr_all; i++)
-		nr += nr_listed(lru->all[i]);
+		nr += lru_lists_nr_listed(lru->all[i]);
 	return nr;
 }
 
@@ -82,7 +77,7 @@ static bool is_record_stale(const struct lru *lru, const struct lru_lists *ls,
 static uint64_t expected_yield(const struct lru *lru, const struct lru_lists *ls,
 			       uint64_t all_listed)
 {
-	uint64_t listed = nr_listed(ls);
+	uint64_t listed = lru_lists_nr_listed(ls);
 
 	if (!ls->nr_scanned || is_record_stale(lru, ls, all_listed))
 		return listed;
@@ -101,7 +96,7 @@ static struct lru_lists *pick_lists(struct lru *lru)
 		uint64_t resident = atomic_load(&ls->nr_resident);
 		uint64_t yield;
 
-		if (!nr_listed(ls))
+		if (!lru_lists_nr_listed(ls))
 			continue;
 		if (limit && resident > limit && resident - limit > most_over) {
 			over = ls;
@@ -128,7 +123,7 @@ static void record_scan(struct lru *lru, struct lru_lists *ls, unsigned int look
 	if (is_record_stale(lru, ls, nr_listed_all(lru))) {
 		ls->nr_scanned = 0;
 		ls->nr_rotated = 0;
-	} else if (ls->nr_scanned > nr_listed(ls) + 8 * RECLAIM_BATCH) {
+	} else if (ls->nr_scanned > lru_lists_nr_listed(ls) + 8 * RECLAIM_BATCH) {
 		ls->nr_scanned /= 2;
 		ls->nr_rotated /= 2;
 	}

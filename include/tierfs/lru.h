@@ -98,6 +98,12 @@ void lru_lists_init(struct lru_lists *l);
 /* Make l one of lru's (it must live as long).  Returns 0 or -ENOSPC. */
 int lru_register(struct lru *lru, struct lru_lists *l);
 
+/* Pages on both of l's lists.  lru->lock held (or no reclaim running). */
+static inline uint64_t lru_lists_nr_listed(const struct lru_lists *l)
+{
+	return l->nr[LRU_INACTIVE] + l->nr[LRU_ACTIVE];
+}
+
 /* Pages on the inactive or active lists of all the lists. */
 uint64_t lru_nr_listed(struct lru *lru, enum lru_list list);
 void lru_destroy(struct lru *lru);

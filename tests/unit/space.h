@@ -87,7 +87,7 @@ static inline void space_destroy(struct data_space *ds)
 	CHECK_EQ(0, atomic_load(&ds->nr_pages));
 	CHECK_EQ(0, atomic_load(&ds->nr_filled));
 	for (unsigned int i = 0; i < ds->lru.nr_all; i++)
-		CHECK_EQ(0, ds->lru.all[i]->nr[LRU_INACTIVE] + ds->lru.all[i]->nr[LRU_ACTIVE]);
+		CHECK_EQ(0, lru_lists_nr_listed(ds->lru.all[i]));
 	ds->backend->ops->destroy(ds->backend);
 	lru_destroy(&ds->lru);
 	pthread_cond_destroy(&ds->reclaim_wake);

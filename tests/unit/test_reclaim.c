@@ -622,7 +622,7 @@ static void test_store_failure(void)
 	CHECK_EQ(0, atomic_load(&ds.nr_pending));
 	CHECK_EQ(NR, pool_in_use(&ds));
 	CHECK_EQ(0, backend_stored(&ds));
-	CHECK_EQ(NR, ds.lru.root.nr[LRU_INACTIVE] + ds.lru.root.nr[LRU_ACTIVE]);
+	CHECK_EQ(NR, lru_lists_nr_listed(&ds.lru.root));
 	for (uint64_t i = 0; i < NR; i++) {
 		struct lru_page *p = lru_page(&ds.lru, pfn_of(&f, i));
 
@@ -639,7 +639,7 @@ static void test_store_failure(void)
 	CHECK_EQ(NR + 2, atomic_load(&ds.swap.nr_store_failures));
 	CHECK_EQ(2, backend_stored(&ds));
 	CHECK_EQ(2, pool_in_use(&ds));
-	CHECK_EQ(2, ds.lru.root.nr[LRU_INACTIVE] + ds.lru.root.nr[LRU_ACTIVE]);
+	CHECK_EQ(2, lru_lists_nr_listed(&ds.lru.root));
 	for (uint64_t i = 0; i < NR; i++)
 		nr_resident += kind(&f, i) == PAGEMAP_KIND_RESIDENT;
 	CHECK_EQ(2, nr_resident);
