@@ -34,7 +34,6 @@ struct pagepool {
 	size_t map_len;
 	uint64_t nr_max;		/* pages in the reservation */
 	uint64_t ready_target;		/* stock the refill thread keeps */
-	uint64_t trim_above;		/* ready pages beyond this go back */
 
 	pthread_mutex_t lock;
 	pthread_cond_t wake;		/* refill thread sleeps here */
@@ -179,10 +178,10 @@ static void *refill_thread(void *arg)
 		    (now.tv_sec == tick.tv_sec && now.tv_nsec >= tick.tv_nsec)) {
 			uint64_t idle = pool->min_ready;
 
-			while (idle > pool->trim_above && !pool->stop) {
+			while (idle > pool->ready_target && !pool->stop) {
 				uint64_t before = pool->nr_trimmed;
 
-				trim_locked(pool, idle - pool->trim_above);
+				trim_locked(pool, idle - pool->ready_target);
 				idle -= pool->nr_trimmed - before;
 				if (idle > pool->nr_ready)
 					idle = pool->nr_ready;
@@ -275,7 +274,6 @@ int pagepool_new(uint64_t max_pages, uint64_t ready_pages, struct pagepool **out
 		return -ENOMEM;
 	pool->nr_max = max_pages;
 	pool->ready_target = ready_pages < max_pages ? ready_pages : max_pages;
-	pool->trim_above = 4 * pool->ready_target;
 	pool->map_len = (max_pages << PAGE_SHIFT) + align;
 	pool->map = mmap(NULL, pool->map_len, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
