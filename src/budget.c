@@ -16,11 +16,32 @@
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
 
+/* Stored pages from which a RAM pool's cost per page is measured, not assumed. */
+#define BUDGET_MEASURE_PAGES 4096
+
 /* How often budget_update recomputes unless forced. */
 #define BUDGET_INTERVAL_NS (5 * 1000 * 1000)
 
-/* A RAM pool shrunk by this much gives malloc's free memory back. */
-#define BUDGET_TRIM_BYTES (16ULL << 20)
+/*
+ * A RAM pool shrunk by this much gives malloc's free memory back: 16 MiB,
+ * or a 64th of a smaller limit, well inside the headroom (reads of swapped
+ * pages shrink the pool while the daemon's memory grows).
+ */
+static uint64_t trim_bytes(uint64_t limit)
+{
+	return limit >> 6 < (16ULL << 20) ? limit >> 6 : 16ULL << 20;
+}
+
+/* The footprint from stats already taken; bs is zero but for a RAM backend. */
+static void footprint_of(struct data_space *ds, const struct pagepool_stats *ps,
+			 const struct backend_stats *bs, struct budget_footprint *out)
+{
+	out->resident = ps->nr_in_use * PAGE_SIZE;
+	out->stock = ps->nr_ready * PAGE_SIZE;
+	out->backend = ds->backend && ds->backend->ops->is_sync ? bs->pool_bytes : 0;
+	out->descriptors = ds->backend ? ps->nr_backed * sizeof(struct lru_page) : 0;
+	out->total = out->resident + out->stock + out->backend + out->descriptors;
+}
 
 void budget_footprint(struct data_space *ds, struct budget_footprint *out)
 {
@@ -28,13 +49,9 @@ void budget_footprint(struct data_space *ds, struct budget_footprint *out)
 	struct backend_stats bs = { 0 };
 
 	pagepool_get_stats(ds->pool, &ps);
-	if (ds->backend && ds->backend->ops->is_sync)
+	if (ds->backend)
 		ds->backend->ops->get_stats(ds->backend, &bs);
-	out->resident = ps.nr_in_use * PAGE_SIZE;
-	out->stock = ps.nr_ready * PAGE_SIZE;
-	out->backend = bs.pool_bytes;
-	out->descriptors = ds->backend ? ps.nr_backed * sizeof(struct lru_page) : 0;
-	out->total = out->resident + out->stock + out->backend + out->descriptors;
+	footprint_of(ds, &ps, &bs, out);
 }
 
 /* Anonymous memory of the daemon, from /proc/self/statm; 0 if unknown. */
@@ -60,15 +77,68 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The tighter of memlimit= and the daemon's surroundings; budget_lock held. */
+static uint64_t limit_locked(const struct data_space *ds)
+{
+	if (!ds->limit_bytes || (ds->env_limit_bytes && ds->env_limit_bytes < ds->limit_bytes))
+		return ds->env_limit_bytes;
+	return ds->limit_bytes;
+}
+
+/*
+ * What the data may use, in pages x 1024, with the weight of a page that
+ * holds no memory yet (same-filled or fallocated: it may be written with
+ * anything later).  Without a RAM pool under a limit that is the resident
+ * budget plus the backend's slots, each page weighing one.  A RAM pool
+ * under a limit grows until the resident budget is down to its minimum, so
+ * the memory left for data (data_bytes) holds BUDGET_MIN_PAGES resident
+ * pages and the rest at the pool's measured cost per page, a page with no
+ * memory yet counted at its cost stored raw.  budget_lock held.
+ */
+static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t limit,
+				uint64_t data_bytes, const struct backend_stats *bs, uint64_t *weight)
+{
+	uint64_t slots = bs->capacity_bytes >> PAGE_SHIFT, per_page, raw, pool_max, resident;
+
+	*weight = 1024;
+	if (!ds->backend)
+		return ds->mem_cap_pages || limit ? mem * 1024 : 0;
+	if (!limit || !ds->backend->ops->is_sync)
+		return (mem + slots) * 1024;
+	raw = PAGE_SIZE + PAGE_SIZE / 64; /* a page stored raw, with its share of metadata */
+	/* A few pages tell more about half-used chunks and classes than about data. */
+	per_page = bs->stored_pages >= BUDGET_MEASURE_PAGES ?
+			   (bs->pool_bytes + bs->stored_pages - 1) / bs->stored_pages :
+			   raw;
+	if (per_page > raw)
+		raw = per_page;
+	pool_max = slots * per_page;
+	if (pool_max + BUDGET_MIN_PAGES * PAGE_SIZE < data_bytes) {
+		/* The slots run out first, with the resident budget not yet at its minimum. */
+		resident = (data_bytes - pool_max) >> PAGE_SHIFT;
+		if (ds->mem_cap_pages && resident > ds->mem_cap_pages)
+			resident = ds->mem_cap_pages;
+		return (resident + slots) * 1024;
+	}
+	*weight = raw * 1024 / per_page;
+	if (data_bytes <= BUDGET_MIN_PAGES * PAGE_SIZE)
+		return (data_bytes >> PAGE_SHIFT) * 1024;
+	return BUDGET_MIN_PAGES * 1024 + (data_bytes - BUDGET_MIN_PAGES * PAGE_SIZE) * 1024 / per_page;
+}
+
 /* budget_lock held. */
 static void update_locked(struct data_space *ds)
 {
 	struct pagepool_stats ps;
+	struct backend_stats bs = { 0 };
 	uint64_t mem = ds->mem_cap_pages ? ds->mem_cap_pages : UINT64_MAX, old;
+	uint64_t limit = limit_locked(ds), data_bytes = 0, weight;
 	bool is_full = false;
 
 	pagepool_get_stats(ds->pool, &ps);
-	if (ds->limit_bytes) {
+	if (ds->backend)
+		ds->backend->ops->get_stats(ds->backend, &bs);
+	if (limit) {
 		struct budget_footprint fp;
 		uint64_t other, room, rss, headroom;
 
@@ -77,27 +147,35 @@ static void update_locked(struct data_space *ds)
 		 * eviction or deletes) goes back now, or evicting would only
 		 * grow it and shrink the budget further.
 		 */
-		if (ps.nr_ready > ps.nr_ready_target)
+		if (ps.nr_ready > ps.nr_ready_target) {
 			pagepool_trim(ds->pool, ps.nr_ready_target);
-		budget_footprint(ds, &fp);
+			pagepool_get_stats(ds->pool, &ps);
+		}
+		footprint_of(ds, &ps, &bs, &fp);
 		/*
 		 * malloc keeps what a RAM pool frees until told to give it
 		 * back, and without that the budget would count memory the
 		 * daemon still holds as free.
 		 */
-		if (fp.backend + BUDGET_TRIM_BYTES < ds->backend_peak_bytes) {
+		if (fp.backend + trim_bytes(limit) < ds->backend_peak_bytes) {
 			malloc_trim(0);
 			ds->backend_peak_bytes = fp.backend;
 		}
 		if (fp.backend > ds->backend_peak_bytes)
 			ds->backend_peak_bytes = fp.backend;
-		headroom = BUDGET_HEADROOM + (ds->limit_bytes >> BUDGET_HEADROOM_SHIFT);
+		headroom = BUDGET_HEADROOM + (limit >> BUDGET_HEADROOM_SHIFT);
 		other = fp.backend + fp.descriptors + ps.nr_ready_target * PAGE_SIZE + headroom;
-		/* What the model misses (heap, stacks, libfuse buffers), measured. */
+		/*
+		 * What the model misses (heap, stacks, libfuse buffers, a pool's
+		 * freed memory malloc still holds), measured; the page cache's
+		 * share of the headroom stays.
+		 */
 		rss = rss_anon_bytes();
 		if (rss > fp.resident + fp.stock + other - headroom + (8ULL << 20))
-			other = rss - fp.resident - fp.stock + ps.nr_ready_target * PAGE_SIZE;
-		room = ds->limit_bytes > other ? (ds->limit_bytes - other) >> PAGE_SHIFT : 0;
+			other = rss - fp.resident - fp.stock + ps.nr_ready_target * PAGE_SIZE +
+				(limit >> BUDGET_HEADROOM_SHIFT);
+		room = limit > other ? (limit - other) >> PAGE_SHIFT : 0;
+		data_bytes = limit + fp.backend > other ? limit + fp.backend - other : 0;
 		if (room < BUDGET_MIN_PAGES) {
 			is_full = true;
 			room = BUDGET_MIN_PAGES;
@@ -112,7 +190,12 @@ static void update_locked(struct data_space *ds)
 	old = atomic_exchange(&ds->mem_pages, mem);
 	atomic_store(&ds->high_pages, mem - mem / 16);
 	atomic_store(&ds->low_pages, mem - mem / 8);
-	atomic_store(&ds->is_pool_full, is_full && ds->backend && ds->backend->ops->is_sync);
+	is_full = is_full && ds->backend && ds->backend->ops->is_sync;
+	atomic_store(&ds->is_pool_full, is_full);
+	/* As the kernel frees swap cache once swap is half full (vm_swap_full). */
+	atomic_store(&ds->is_backend_tight, is_full || bs.stored_pages * 2 >= bs.capacity_bytes >> PAGE_SHIFT);
+	atomic_store(&ds->capacity_x1024, capacity_locked(ds, mem, limit, data_bytes, &bs, &weight));
+	atomic_store(&ds->filled_weight, weight);
 	ds->budget_stamp_ns = now_ns();
 	if (mem < old && ds->backend && pagepool_nr_in_use(ds->pool) > mem - mem / 16)
 		reclaim_kick(ds);
@@ -136,12 +219,65 @@ void budget_update(struct data_space *ds, bool force)
 
 int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes)
 {
-	if (!mem_bytes && !limit_bytes)
-		return -EINVAL;
+	int ret = -EINVAL;
+
 	pthread_mutex_lock(&ds->budget_lock);
-	ds->mem_cap_pages = mem_bytes >> PAGE_SHIFT;
-	ds->limit_bytes = limit_bytes;
+	if (mem_bytes || limit_bytes || ds->env_limit_bytes) {
+		ds->mem_cap_pages = mem_bytes >> PAGE_SHIFT;
+		ds->limit_bytes = limit_bytes;
+		update_locked(ds);
+		ret = 0;
+	}
+	pthread_mutex_unlock(&ds->budget_lock);
+	return ret;
+}
+
+void budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)
+{
+	pthread_mutex_lock(&ds->budget_lock);
+	ds->env_limit_bytes = limit_bytes;
 	update_locked(ds);
 	pthread_mutex_unlock(&ds->budget_lock);
-	return 0;
+}
+
+uint64_t budget_limit(struct data_space *ds)
+{
+	uint64_t limit;
+
+	pthread_mutex_lock(&ds->budget_lock);
+	limit = limit_locked(ds);
+	pthread_mutex_unlock(&ds->budget_lock);
+	return limit;
+}
+
+/* Weighted pages in use: data pages one each, the rest at the filled weight. */
+static uint64_t used_x1024(struct data_space *ds, uint64_t nr_more_filled)
+{
+	uint64_t pages = atomic_load(&ds->nr_pages);
+	uint64_t filled = atomic_load(&ds->nr_filled) + nr_more_filled;
+
+	if (filled > pages)
+		filled = pages;
+	return (pages - filled) * 1024 + filled * atomic_load(&ds->filled_weight);
+}
+
+bool budget_fits(struct data_space *ds, uint64_t nr_more_filled)
+{
+	uint64_t cap = atomic_load(&ds->capacity_x1024);
+
+	return !cap || used_x1024(ds, nr_more_filled) <= cap;
+}
+
+uint64_t budget_nr_free_pages(struct data_space *ds)
+{
+	uint64_t cap = atomic_load(&ds->capacity_x1024), pages = atomic_load(&ds->nr_pages);
+	uint64_t nr_free = UINT64_MAX, used;
+
+	if (cap) {
+		used = used_x1024(ds, 0);
+		nr_free = used < cap ? (cap - used) / 1024 : 0;
+	}
+	if (ds->max_pages && (pages >= ds->max_pages || ds->max_pages - pages < nr_free))
+		nr_free = pages < ds->max_pages ? ds->max_pages - pages : 0;
+	return nr_free;
 }

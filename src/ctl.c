@@ -61,18 +61,29 @@ static const char *const window_keys[READAHEAD_NR_BUCKETS] = {
 	"windows_1", "windows_2", "windows_4", "windows_8", "windows_16", "windows_32",
 };
 
-/* Where the budget comes from, for the stats. */
+/* Where the budget and the limit in force come from, for the stats. */
 static const char *mem_source(struct tierfs *fs, char *buf, size_t size)
 {
-	if (fs->is_cgroup_budget) {
-		pthread_mutex_lock(&fs->memcg.lock);
-		snprintf(buf, size, "cgroup %s", fs->memcg.source);
-		pthread_mutex_unlock(&fs->memcg.lock);
+	uint64_t limit = budget_limit(&fs->data);
+	const char *mem = fs->data.mem_cap_pages ? (fs->opts.mem ? "mem=" : "MemAvailable/2") :
+						   NULL;
+	size_t len;
+
+	if (!limit)
+		return mem ? mem : "none";
+	len = (size_t)snprintf(buf, size, "%s%s", mem ? mem : "", mem ? " and " : "");
+	if (len >= size)
 		return buf;
+	if (limit == fs->data.limit_bytes) {
+		snprintf(buf + len, size - len, "memlimit=");
+	} else if (limit == fs->fallback_limit && !fs->memcg.limit) {
+		snprintf(buf + len, size - len, "MemAvailable at mount");
+	} else {
+		pthread_mutex_lock(&fs->memcg.lock);
+		snprintf(buf + len, size - len, "cgroup %s", fs->memcg.source);
+		pthread_mutex_unlock(&fs->memcg.lock);
 	}
-	if (fs->data.limit_bytes)
-		return fs->opts.mem ? "mem= and memlimit=" : "memlimit=";
-	return fs->opts.mem ? "mem=" : "MemAvailable/2";
+	return buf;
 }
 
 static int collect_stats(struct tierfs *fs, struct stat_item *it)
@@ -83,6 +94,7 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	struct pagepool_stats ps;
 	struct budget_footprint fp;
 	struct backend_stats bs;
+	uint64_t nr_free;
 	int n = 0;
 
 	/* Strings outlive the call: render() runs after it returns. */
@@ -97,8 +109,11 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 #define STR(g, k, s) (it[n++] = (struct stat_item){ g, k, 0, UNIT_STRING, s })
 	ITEM(NULL, "size_bytes", ds->max_pages * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "data_bytes", atomic_load(&ds->nr_pages) * PAGE_SIZE, UNIT_BYTES);
-	ITEM(NULL, "mem_budget_bytes", ds->backend ? ds->mem_pages * PAGE_SIZE : 0, UNIT_BYTES);
-	ITEM(NULL, "mem_limit_bytes", ds->limit_bytes, UNIT_BYTES);
+	nr_free = budget_nr_free_pages(ds);
+	ITEM(NULL, "free_bytes", nr_free == UINT64_MAX ? 0 : nr_free * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "fallocated_bytes", atomic_load(&ds->nr_unwritten) * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "mem_budget_bytes", ds->mem_pages * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "mem_limit_bytes", budget_limit(ds), UNIT_BYTES);
 	STR(NULL, "mem_source", mem_source(fs, source, sizeof(source)));
 	ITEM(NULL, "resident_bytes", ps.nr_in_use * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "footprint_bytes", fp.total, UNIT_BYTES);
@@ -146,6 +161,9 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 		ITEM("reclaim", "budget_exceeded", atomic_load(&sw->nr_budget_exceeded),
 		     UNIT_COUNT);
 		ITEM("reclaim", "limit_rejects", atomic_load(&sw->nr_limit_rejects), UNIT_COUNT);
+		ITEM("reclaim", "capacity_enospc", atomic_load(&sw->nr_capacity_enospc),
+		     UNIT_COUNT);
+		ITEM("reclaim", "copies_freed", atomic_load(&sw->nr_copies_freed), UNIT_COUNT);
 		STR("reclaim", "pressure_source",
 		    fs->memcg.pressure.fd >= 0 ? fs->memcg.pressure.describe : "none");
 		ITEM("reclaim", "pressure_events", atomic_load(&fs->memcg.nr_pressure_events),

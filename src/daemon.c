@@ -41,7 +41,7 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct ctl_server *ctl = NULL;
 	struct fuse_session *se;
-	char mnt[PATH_MAX], kopts[2048], err[256];
+	char mnt[PATH_MAX], kopts[2048], err[PATH_MAX + 256];
 	struct stat st;
 	dev_t dev;
 	int ret;
@@ -68,11 +68,13 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		fprintf(stderr, "tierfs: out of memory\n");
 		return 1;
 	}
-	ret = tierfs_init(&fs, &opts, ram);
+	ret = tierfs_init(&fs, &opts, ram, err, sizeof(err));
 	if (ret) {
-		fprintf(stderr, "tierfs: cannot set up: %s\n", strerror(-ret));
+		fprintf(stderr, "tierfs: %s\n", err);
 		goto free_args;
 	}
+	if (tierfs_capacity_short(&fs, err, sizeof(err)))
+		fprintf(stderr, "tierfs: warning: %s\n", err);
 	if (after_init) {
 		ret = after_init(&fs);
 		if (ret) {

@@ -21,15 +21,30 @@
 
 static const char zero_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
-static int charge(struct data_space *ds, uint64_t nr)
+/*
+ * Count nr new present pages against size= and the capacity, nr_filled of
+ * them holding no memory yet (fallocated).  All or nothing.
+ */
+static int charge(struct data_space *ds, uint64_t nr, uint64_t nr_filled)
 {
 	uint64_t before = atomic_fetch_add(&ds->nr_pages, nr);
 
-	if (ds->max_pages && before + nr > ds->max_pages) {
-		atomic_fetch_sub(&ds->nr_pages, nr);
-		return -ENOSPC;
+	if (ds->max_pages && before + nr > ds->max_pages)
+		goto refuse;
+	if (!budget_fits(ds, nr_filled)) {
+		/* The capacity is an estimate refreshed now and then: refresh it first. */
+		budget_update(ds, true);
+		if (!budget_fits(ds, nr_filled)) {
+			atomic_fetch_add_explicit(&ds->swap.nr_capacity_enospc, 1,
+						  memory_order_relaxed);
+			goto refuse;
+		}
 	}
 	return 0;
+
+refuse:
+	atomic_fetch_sub(&ds->nr_pages, nr);
+	return -ENOSPC;
 }
 
 static void fill_page(void *page, uint32_t fill)
@@ -217,6 +232,8 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 		break;
 	case PAGEMAP_KIND_FILLED:
 		atomic_fetch_sub(&ds->nr_filled, 1);
+		if (pagemap_is_unwritten(entry))
+			atomic_fetch_sub(&ds->nr_unwritten, 1);
 		break;
 	default:
 		break;
@@ -241,7 +258,7 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 		return pagepool_addr(ds->pool, pagemap_pfn(entry));
 	}
 	if (entry == PAGEMAP_HOLE) {
-		*err = charge(ds, 1);
+		*err = charge(ds, 1, 0);
 		if (*err)
 			return NULL;
 	}
@@ -268,6 +285,8 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 	}
 	if (pagemap_kind(entry) == PAGEMAP_KIND_FILLED) {
 		atomic_fetch_sub(&ds->nr_filled, 1);
+		if (pagemap_is_unwritten(entry))
+			atomic_fetch_sub(&ds->nr_unwritten, 1);
 		fill_page(page, pagemap_fill(entry));
 	} else if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
 		free_slot(ds, pagemap_slot(entry)); /* about to be written: stale */
@@ -371,6 +390,21 @@ bool data_has_swapped(const struct inode *inode, uint64_t off, size_t len)
 }
 
 /*
+ * The swap_slot + 1 a page loaded from slot keeps, or 0 with the slot freed:
+ * a clean copy saves a store at the next eviction, but when the backend is
+ * half full or a RAM pool holds the memory limit, the room matters more
+ * (a read must not grow the footprint past the limit).
+ */
+static uint64_t keep_copy(struct data_space *ds, uint64_t slot)
+{
+	if (!atomic_load_explicit(&ds->is_backend_tight, memory_order_relaxed))
+		return slot + 1;
+	free_slot(ds, slot);
+	atomic_fetch_add_explicit(&ds->swap.nr_copies_freed, 1, memory_order_relaxed);
+	return 0;
+}
+
+/*
  * Load what readahead picks besides a fault on [first, last]: clean pages
  * on the inactive list, unused, so that those never read go first.  Only
  * within the budget, never by reclaiming on this thread: it wakes the
@@ -413,7 +447,7 @@ static void swap_in_ahead(struct data_space *ds, struct inode *inode, uint64_t f
 			pagepool_free_page(ds->pool, pfns[i]);
 			continue;
 		}
-		track_resident(ds, inode, idx[i], pfns[i], slots[i] + 1);
+		track_resident(ds, inode, idx[i], pfns[i], keep_copy(ds, slots[i]));
 		untrack_swapped(ds, inode, 1);
 		atomic_store(&lru_page(&ds->lru, pfns[i])->is_readahead, true);
 		atomic_fetch_add_explicit(&ds->ra.nr_pages, 1, memory_order_relaxed);
@@ -473,7 +507,7 @@ int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_
 				continue;
 			}
 			/* Clean: the backend copy stays valid until a write. */
-			track_resident(ds, inode, idx[i], (uint32_t)pfns[i], slots[i] + 1);
+			track_resident(ds, inode, idx[i], (uint32_t)pfns[i], keep_copy(ds, slots[i]));
 			untrack_swapped(ds, inode, 1);
 			lru_mark_loaded(&ds->lru, (uint32_t)pfns[i]);
 			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
@@ -708,7 +742,7 @@ int data_allocate(struct data_space *ds, struct inode *inode, uint64_t off, uint
 	for (index = first; pagemap_next(&inode->pages, &index, last, &entry); index++)
 		nr_present++;
 	nr_holes = last - first + 1 - nr_present;
-	err = charge(ds, nr_holes);
+	err = charge(ds, nr_holes, nr_holes);
 	if (err)
 		return err;
 	for (index = first; index <= last; index++) {
@@ -718,6 +752,7 @@ int data_allocate(struct data_space *ds, struct inode *inode, uint64_t off, uint
 		if (pagemap_is_unwritten(entry)) {
 			/* tmpfs initialises a page fallocated twice: it is data now. */
 			pagemap_set(&inode->pages, index, pagemap_mk_filled(0), NULL);
+			atomic_fetch_sub(&ds->nr_unwritten, 1);
 			continue;
 		}
 		if (entry != PAGEMAP_HOLE)
@@ -729,6 +764,7 @@ int data_allocate(struct data_space *ds, struct inode *inode, uint64_t off, uint
 			return ret;
 		}
 		atomic_fetch_add(&ds->nr_filled, 1);
+		atomic_fetch_add(&ds->nr_unwritten, 1);
 		nr_holes--;
 	}
 	return 0;

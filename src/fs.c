@@ -7,12 +7,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <libgen.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -1053,21 +1055,28 @@ static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 	do_readdir(req, ino, size, off, fi, true);
 }
 
+/*
+ * Like tmpfs, but what can really be written: the smaller of size= and the
+ * capacity the budget and the backend have left, so blocks shrink below
+ * size= when the capacity is the tighter bound.
+ */
 static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct tierfs *fs = fs_of(req);
-	uint64_t used = atomic_load(&fs->data.nr_pages);
+	uint64_t used = atomic_load(&fs->data.nr_pages), nr_free;
 	uint64_t nr_inodes = atomic_load(&fs->ns.nr_inodes);
 	struct statvfs st;
 
 	(void)ino;
+	budget_update(&fs->data, false);
+	nr_free = budget_nr_free_pages(&fs->data);
 	memset(&st, 0, sizeof(st));
 	st.f_bsize = PAGE_SIZE;
 	st.f_frsize = PAGE_SIZE;
 	st.f_namemax = NS_NAME_MAX;
-	if (fs->data.max_pages) {
-		st.f_blocks = fs->data.max_pages;
-		st.f_bfree = st.f_bavail = used < st.f_blocks ? st.f_blocks - used : 0;
+	if (nr_free != UINT64_MAX) {
+		st.f_blocks = used + nr_free;
+		st.f_bfree = st.f_bavail = nr_free;
 	}
 	if (fs->ns.max_inodes) {
 		st.f_files = fs->ns.max_inodes;
@@ -1475,8 +1484,60 @@ static uint64_t mem_available(void)
 	return (uint64_t)kib * 1024;
 }
 
+#define fail(...) (snprintf(err, err_len, __VA_ARGS__), -EINVAL)
+
+/*
+ * The swap file's capacity: swapsize=, an existing file's size, or what
+ * size= needs beyond the resident budget; checked against the free space of
+ * the filesystem that holds it (a default is cut to fit, with a warning).
+ * Returns bytes, or -errno with a message naming the option and the path.
+ */
+static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t mem_bytes,
+				  char *err, size_t err_len)
+{
+	char dir[PATH_MAX];
+	struct statvfs sv;
+	struct stat st;
+	uint64_t want = opts->swapsize, avail;
+
+	snprintf(dir, sizeof(dir), "%s", opts->swap_path);
+	if (stat(opts->swap_path, &st)) {
+		if (errno != ENOENT)
+			return fail("backend=file:%s: %s", opts->swap_path, strerror(errno));
+		st.st_mode = 0;
+	} else if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+		return fail("backend=file:%s: not a regular file or a directory", opts->swap_path);
+	} else if (!want && S_ISREG(st.st_mode)) {
+		want = (uint64_t)st.st_size;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		const char *parent = dirname(dir); /* may point into dir, or be "." */
+
+		memmove(dir, parent, strlen(parent) + 1);
+	}
+	if (statvfs(dir, &sv))
+		return fail("backend=file:%s: directory %s: %s", opts->swap_path, dir,
+			    strerror(errno));
+	if (!want)
+		want = opts->size > mem_bytes ? opts->size - mem_bytes : 2 * mem_bytes;
+	want = (want + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (want <= avail)
+		return (int64_t)want;
+	if (opts->swapsize)
+		return fail("swapsize=%llu MiB does not fit on the filesystem of %s: %llu MiB free",
+			    (unsigned long long)(want >> 20), dir,
+			    (unsigned long long)(avail >> 20));
+	/* A default: take what is free, less a sixteenth for everyone else. */
+	want = (avail - avail / 16) & ~(uint64_t)(PAGE_SIZE - 1);
+	if (want < (1ULL << 20))
+		return fail("backend=file:%s: %llu MiB free on %s, too little for a swap file",
+			    opts->swap_path, (unsigned long long)(avail >> 20), dir);
+	return (int64_t)want;
+}
+
 static int init_swap(struct data_space *ds, const struct tierfs_options *opts, uint64_t ram,
-		     uint64_t memlimit)
+		     uint64_t memlimit, bool has_env_limit, char *err, size_t err_len)
 {
 	struct backend_config cfg = {
 		.codec = opts->codec,
@@ -1485,9 +1546,10 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 	};
 	struct pagepool_stats ps;
 	uint64_t mem = opts->mem;
-	int err;
+	int ret;
 
-	if (!mem && !memlimit)
+	/* With no limit anywhere, half of what is free now. */
+	if (!mem && !memlimit && !has_env_limit)
 		mem = mem_available() / 2 ? mem_available() / 2 : ram / 4;
 	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
 	pthread_mutex_init(&ds->reclaim_lock, NULL);
@@ -1497,31 +1559,40 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 	budget_set(ds, mem, memlimit);
 	if (!opts->backend)
 		return 0;
-	cfg.capacity_bytes = opts->swapsize ? opts->swapsize : 2 * (ds->mem_pages << PAGE_SHIFT);
-	if (!strcmp(opts->backend->name, "file") && !opts->swapsize) {
-		struct stat st;
+	/* Slots for all of size= (or of RAM); a RAM pool's memory is bounded by the limit. */
+	cfg.capacity_bytes = opts->swapsize ? opts->swapsize : opts->size ? opts->size : ram;
+	if (!strcmp(opts->backend->name, "file")) {
+		int64_t cap = swap_file_capacity(opts, atomic_load(&ds->mem_pages) << PAGE_SHIFT,
+						 err, err_len);
 
-		if (!stat(opts->swap_path, &st) && S_ISREG(st.st_mode) && st.st_size)
-			cfg.capacity_bytes = (uint64_t)st.st_size;
+		if (cap < 0)
+			return (int)cap;
+		cfg.capacity_bytes = (uint64_t)cap;
 	}
 	pagepool_get_stats(ds->pool, &ps);
-	err = lru_init(&ds->lru, ps.nr_pages_max);
-	if (err)
-		return err;
-	err = opts->backend->create(&cfg, &ds->backend);
-	if (err) {
+	ret = lru_init(&ds->lru, ps.nr_pages_max);
+	if (ret)
+		return fail("cannot allocate the page lists: %s", strerror(-ret));
+	ret = opts->backend->create(&cfg, &ds->backend);
+	if (ret) {
 		lru_destroy(&ds->lru);
-		return err;
+		if (!strcmp(opts->backend->name, "file"))
+			return fail("backend=file:%s: cannot create the swap file (%llu MiB): %s",
+				    opts->swap_path, (unsigned long long)(cfg.capacity_bytes >> 20),
+				    strerror(-ret));
+		return fail("backend=%s: cannot set up %llu MiB of slots: %s", opts->backend->name,
+			    (unsigned long long)(cfg.capacity_bytes >> 20), strerror(-ret));
 	}
 	/* Again, now that the pool of a RAM backend counts. */
 	budget_update(ds, true);
 	return 0;
 }
 
-int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t ram)
+int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t ram, char *err,
+		size_t err_len)
 {
-	uint64_t max_pages, pool_pages, stock_pages, memlimit;
-	int err;
+	uint64_t max_pages, pool_pages, stock_pages, cgroup_limit, env_limit, limit;
+	int ret;
 
 	memset(fs, 0, sizeof(*fs));
 	fs->opts = *opts;
@@ -1532,24 +1603,40 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 	if (pool_pages > UINT32_MAX)
 		pool_pages = UINT32_MAX;
 	fs->data.max_pages = max_pages;
-	/* Without a budget given, the daemon's cgroup sets the limit. */
-	memlimit = memcg_probe(&fs->memcg);
-	fs->is_cgroup_budget = !opts->mem && !opts->memlimit && memlimit;
-	if (!fs->is_cgroup_budget)
-		memlimit = opts->memlimit;
-	/* A stock of 32 MiB, less under a small memory limit. */
+	/*
+	 * The daemon's cgroup bounds the footprint whatever mem= and memlimit=
+	 * say; a RAM pool with no limit at all is bounded by the memory the
+	 * machine has free, so that it never grows into the OOM killer.
+	 */
+	cgroup_limit = memcg_probe(&fs->memcg);
+	fs->is_cgroup_budget = !opts->mem && !opts->memlimit && cgroup_limit;
+	if (opts->backend && opts->backend->is_sync)
+		fs->fallback_limit = mem_available() ? mem_available() : ram;
+	env_limit = cgroup_limit ? cgroup_limit : fs->fallback_limit;
+	limit = opts->memlimit && (!env_limit || opts->memlimit < env_limit) ? opts->memlimit :
+										 env_limit;
+	/* A stock of 32 MiB, less under a small memory limit or budget. */
 	stock_pages = 8192;
-	if (memlimit && stock_pages > (memlimit >> PAGE_SHIFT) / 16)
-		stock_pages = (memlimit >> PAGE_SHIFT) / 16;
-	err = pagepool_new(pool_pages, stock_pages, &fs->data.pool);
-	if (err)
-		return err;
-	err = init_swap(&fs->data, opts, ram, memlimit);
-	if (err)
+	if (limit && stock_pages > (limit >> PAGE_SHIFT) / 16)
+		stock_pages = (limit >> PAGE_SHIFT) / 16;
+	if (opts->mem && stock_pages > (opts->mem >> PAGE_SHIFT) / 8)
+		stock_pages = (opts->mem >> PAGE_SHIFT) / 8;
+	ret = pagepool_new(pool_pages, stock_pages, &fs->data.pool);
+	if (ret) {
+		snprintf(err, err_len, "size=: cannot reserve %llu MiB of address space: %s",
+			 (unsigned long long)(pool_pages >> (20 - PAGE_SHIFT)), strerror(-ret));
+		goto stop_memcg;
+	}
+	fs->data.env_limit_bytes = env_limit;
+	ret = init_swap(&fs->data, opts, ram, opts->memlimit, env_limit != 0, err, err_len);
+	if (ret)
 		goto destroy_pool;
-	err = ns_init(&fs->ns, opts->nr_inodes, opts->mode, opts->uid, opts->gid);
-	if (err)
+	ret = ns_init(&fs->ns, opts->nr_inodes, opts->mode, opts->uid, opts->gid);
+	if (ret) {
+		snprintf(err, err_len, "nr_inodes=: cannot set up the namespace: %s",
+			 strerror(-ret));
 		goto destroy_swap;
+	}
 	drain_init(&fs->drain);
 	tenants_init(&fs->tenants, opts->cg_share ? opts->cg_share : 50);
 	return 0;
@@ -1558,8 +1645,34 @@ destroy_swap:
 	destroy_swap(&fs->data);
 destroy_pool:
 	pagepool_destroy(fs->data.pool);
+stop_memcg:
 	memcg_stop(&fs->memcg);
-	return err;
+	return ret;
+}
+
+bool tierfs_capacity_short(struct tierfs *fs, char *msg, size_t size)
+{
+	uint64_t free_pages, limit;
+
+	budget_update(&fs->data, true);
+	free_pages = budget_nr_free_pages(&fs->data);
+	if (!fs->data.max_pages || free_pages >= fs->data.max_pages - atomic_load(&fs->data.nr_pages))
+		return false;
+	limit = budget_limit(&fs->data);
+	if (fs->data.backend && fs->data.backend->ops->is_sync && limit)
+		snprintf(msg, size,
+			 "size=%llu MiB, but a memory limit of %llu MiB holds about %llu MiB "
+			 "(more as data compresses): df shows the smaller",
+			 (unsigned long long)(fs->data.max_pages >> (20 - PAGE_SHIFT)),
+			 (unsigned long long)(limit >> 20),
+			 (unsigned long long)(free_pages >> (20 - PAGE_SHIFT)));
+	else
+		snprintf(msg, size,
+			 "size=%llu MiB, but the resident budget (mem=, memlimit= or the cgroup's "
+			 "limit) and the backend (swapsize=) hold %llu MiB: df shows the smaller",
+			 (unsigned long long)(fs->data.max_pages >> (20 - PAGE_SHIFT)),
+			 (unsigned long long)(free_pages >> (20 - PAGE_SHIFT)));
+	return true;
 }
 
 int tierfs_start(struct tierfs *fs)
@@ -1568,7 +1681,7 @@ int tierfs_start(struct tierfs *fs)
 
 	if (!err)
 		err = reclaim_start(&fs->data);
-	return err ? err : memcg_start(&fs->memcg, &fs->data, fs->is_cgroup_budget);
+	return err ? err : memcg_start(&fs->memcg, &fs->data, fs->fallback_limit);
 }
 
 void tierfs_destroy(struct tierfs *fs)

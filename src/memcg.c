@@ -48,10 +48,10 @@ static void follow_limit(struct memcg_watch *w)
 	snprintf(w->source, sizeof(w->source), "%s", cl.source);
 	pthread_mutex_unlock(&w->lock);
 	atomic_fetch_add(&w->nr_limit_changes, 1);
-	/* Lifted altogether: the budget in force stays, as mem=. */
-	budget_set(ds,
-		   cl.limit_bytes ? ds->mem_cap_pages << PAGE_SHIFT : ds->mem_pages << PAGE_SHIFT,
-		   cl.limit_bytes);
+	/* Lifted with nothing else to bound it: the budget in force stays, as mem=. */
+	if (!cl.limit_bytes && !w->fallback_limit && !ds->mem_cap_pages && !ds->limit_bytes)
+		budget_set(ds, ds->mem_pages << PAGE_SHIFT, 0);
+	budget_set_env_limit(ds, cl.limit_bytes ? cl.limit_bytes : w->fallback_limit);
 }
 
 static void *watch(void *arg)
@@ -79,20 +79,17 @@ static void *watch(void *arg)
 			if (fds[1].revents & (POLLERR | POLLHUP))
 				fds[1].fd = -1; /* the cgroup went away */
 		}
-		if (w->is_following)
-			follow_limit(w);
+		follow_limit(w);
 	}
 	return NULL;
 }
 
-int memcg_start(struct memcg_watch *w, struct data_space *ds, bool is_following)
+int memcg_start(struct memcg_watch *w, struct data_space *ds, uint64_t fallback_limit)
 {
 	int err;
 
 	w->ds = ds;
-	w->is_following = is_following;
-	if (!ds->backend)
-		return 0;
+	w->fallback_limit = fallback_limit;
 	w->wake_fd = eventfd(0, EFD_CLOEXEC);
 	if (w->wake_fd < 0)
 		return -errno;

@@ -44,9 +44,39 @@ void budget_footprint(struct data_space *ds, struct budget_footprint *out);
  * Set the caps: mem_bytes on resident pages (0: none besides the limit),
  * limit_bytes on the footprint plus BUDGET_HEADROOM (0: none), then
  * recompute.  Takes effect at once; the reclaimer is woken if the budget
- * shrank.  Returns 0, or -EINVAL if neither cap is set.
+ * shrank.  Returns 0, or -EINVAL if no cap would be left (neither is set
+ * and there is no limit from the surroundings).
  */
 int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes);
+
+/*
+ * The limit the daemon's surroundings set: its memory cgroup's, or for a
+ * RAM backend with none the memory the machine had available; 0 = none.
+ * The tighter of it and memlimit= bounds the footprint.
+ */
+void budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes);
+
+/* The footprint limit in force, in bytes; 0 = none. */
+uint64_t budget_limit(struct data_space *ds);
+
+/*
+ * Capacity: every present page counts, as against size=.  Without a RAM
+ * pool under a limit, the resident budget and the backend's slots hold one
+ * page each; with one, the memory the limit leaves holds pages at the
+ * pool's measured cost, and a page using no memory yet (same-filled,
+ * fallocated) is counted at its cost stored raw, so that writing it later
+ * always fits.  Refreshed by budget_update.
+ *
+ * Whether the pages counted in ds->nr_pages fit, nr_more_filled of them
+ * about to hold no memory yet (fallocated).  The caller has added them.
+ */
+bool budget_fits(struct data_space *ds, uint64_t nr_more_filled);
+
+/*
+ * Pages that can still be written: the smaller of what size= and the
+ * capacity leave (what df shows); UINT64_MAX when neither bounds.
+ */
+uint64_t budget_nr_free_pages(struct data_space *ds);
 
 /*
  * Recompute the resident budget and the watermarks from the caps and the

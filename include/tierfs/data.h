@@ -35,6 +35,8 @@ struct swap_counters {
 	atomic_uint_fast64_t nr_budget_enospc;	/* writes refused: over budget, nothing to evict */
 	atomic_uint_fast64_t nr_budget_exceeded;	/* reads let past a full budget */
 	atomic_uint_fast64_t nr_limit_rejects;	/* stores refused: the RAM pool may not grow */
+	atomic_uint_fast64_t nr_capacity_enospc;	/* writes refused: budget and backend full */
+	atomic_uint_fast64_t nr_copies_freed;	/* swapped in with no clean copy kept: tight */
 };
 
 /* A page reclaim has stored (or failed to) and must still take off its owner. */
@@ -64,9 +66,14 @@ struct data_space {
 	atomic_uint_fast64_t high_pages;	/* reclaimer wakes above high, */
 	atomic_uint_fast64_t low_pages;		/* stops at low */
 	atomic_bool is_pool_full;		/* the limit allows no RAM backend growth */
+	atomic_bool is_backend_tight;		/* no room to keep clean copies */
+	atomic_uint_fast64_t capacity_x1024;	/* weighted pages data may use; 0 = no bound */
+	atomic_uint_fast64_t filled_weight;	/* of a page using no memory yet, x1024 */
+	atomic_uint_fast64_t nr_unwritten;	/* fallocated pages never written */
 	pthread_mutex_t budget_lock;		/* protects the caps, and: */
 	uint64_t mem_cap_pages;			/* mem=; 0 = none */
-	uint64_t limit_bytes;			/* memory limit of the footprint; 0 = none */
+	uint64_t limit_bytes;			/* memlimit=; 0 = none */
+	uint64_t env_limit_bytes;		/* the cgroup's limit, or RAM's; 0 = none */
 	uint64_t budget_stamp_ns;		/* last update, CLOCK_MONOTONIC */
 	uint64_t backend_peak_bytes;		/* RAM pool's largest since the last trim */
 	struct swap_counters swap;

@@ -33,13 +33,22 @@ struct tierfs {
 	struct drain drain;
 	struct memcg_watch memcg;
 	struct tenants tenants;
-	bool is_cgroup_budget;		/* memlimit from the daemon's cgroup */
+	bool is_cgroup_budget;		/* no mem= or memlimit=: the cgroup's limit alone */
+	uint64_t fallback_limit;	/* a RAM pool's bound with no cgroup limit */
 };
 
 /*
- * Set up the namespace and the data space for opts.  Returns 0 or -errno.
+ * Set up the namespace and the data space for opts.  Returns 0, or -errno
+ * with a message in err that names the option (and the path) at fault.
  */
-int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t ram);
+int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t ram, char *err,
+		size_t err_len);
+
+/*
+ * Whether the budget and the backend cannot hold size=: then msg says so,
+ * with both figures, for the mount to print.
+ */
+bool tierfs_capacity_short(struct tierfs *fs, char *msg, size_t size);
 
 /* Start the background threads: after daemonizing.  Returns 0 or -errno. */
 int tierfs_start(struct tierfs *fs);

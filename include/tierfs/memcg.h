@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The daemon's own memory cgroup.  A FUSE daemon's memory is charged to the
- * cgroup it runs in, not to the writers', so without mem= or memlimit= the
- * tightest limit of that cgroup and its ancestors becomes memlimit=, and is
- * followed while mounted.  Memory pressure events of the cgroup (PSI, or
+ * cgroup it runs in, not to the writers', so the tightest limit of that
+ * cgroup and its ancestors bounds the footprint whatever mem= and memlimit=
+ * say (the tighter limit wins), and is followed while mounted.  Memory pressure events of the cgroup (PSI, or
  * v1 memory.pressure_level) make reclaim start before the budget is hit.
  */
 #ifndef TIERFS_MEMCG_H
@@ -24,7 +24,7 @@ struct memcg_watch {
 	struct data_space *ds;
 	struct cgroup_roots roots;
 	char v1[PATH_MAX], v2[PATH_MAX]; /* the daemon's cgroups */
-	bool is_following;		 /* the limit is memlimit=: follow it */
+	uint64_t fallback_limit;	 /* the footprint's bound without a cgroup limit */
 	struct cgroup_pressure pressure; /* fd -1: no pressure source */
 	int wake_fd;			 /* eventfd that stops the thread */
 	pthread_t thread;
@@ -43,11 +43,11 @@ struct memcg_watch {
 uint64_t memcg_probe(struct memcg_watch *w);
 
 /*
- * Watch on a thread of its own: pressure events reclaim early; with
- * is_following, a changed limit becomes the new memlimit.  Returns 0 or
- * -errno.
+ * Watch on a thread of its own: pressure events reclaim early; a changed
+ * limit becomes the data space's limit from its surroundings, and a lifted
+ * one gives way to fallback_limit (0: none).  Returns 0 or -errno.
  */
-int memcg_start(struct memcg_watch *w, struct data_space *ds, bool is_following);
+int memcg_start(struct memcg_watch *w, struct data_space *ds, uint64_t fallback_limit);
 void memcg_stop(struct memcg_watch *w);
 
 #endif

@@ -7,7 +7,9 @@
 # the file backend all of it fits.  Without mem= or memlimit= the budget
 # comes from the daemon's cgroup, follows its limit and hears its pressure
 # events; started in a 512 MiB cgroup with a swap file it takes 3.2 GiB
-# written from inside the cgroup.  Never killed by the OOM killer.
+# written from inside the cgroup.  An explicit mem= does not lift the
+# cgroup's bound, and a reader in the daemon's cgroup can read back more
+# than the limit.  Never killed by the OOM killer.
 #
 # usage: mnt_limit.sh TIERFS TIERCTL
 # Exits 0 pass, 1 fail, 77 skip (not root, no /dev/fuse, no v1 memory cgroup).
@@ -160,9 +162,83 @@ check_many_times_the_limit() {
 	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
 }
 
+# An explicit mem= inside a 256 MiB cgroup: the cgroup's limit still bounds
+# the pool, so the writes stop with ENOSPC where df said they would.
+check_explicit_mem() {
+	name="$1, mem= in a 256 MiB cgroup"
+	mkdir "$cg" && echo $((256 << 20)) >"$cg/memory.limit_in_bytes" || {
+		fail "$name: cgroup" "created" "an error"
+		return
+	}
+	if ! in_cg "$tierfs" "$mnt" -o "size=2G,mem=128M,backend=$1" 2>/dev/null; then
+		fail "$name: mount" "status 0" "a failure"
+		rmdir "$cg"
+		return
+	fi
+	want=$(stat -f -c %a "$mnt")
+	err=$(in_cg dd if="$src" of="$mnt/f" bs=1M 2>&1 >/dev/null)
+	got=$(($(stat -c %s "$mnt/f") >> 12))
+	case "$err" in
+	*"No space left"*) ok "$name: ENOSPC after $((got >> 8)) MiB" ;;
+	*) fail "$name: dd" "No space left on device" "$err" ;;
+	esac
+	[ $((got * 100)) -ge $((want * 99)) ] && [ $((got * 100)) -le $((want * 101)) ] &&
+		ok "$name: $got blocks written, df showed $want" ||
+		fail "$name: blocks written" "$want (df) within 1 %" "$got"
+	cmp -s -n $((got << 12)) "$src" "$mnt/f" && ok "$name: every byte written reads back" ||
+		fail "$name: read back" "the bytes written" "a difference"
+	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
+	[ "${kills:-0}" -eq 0 ] && ok "$name: no OOM kill" || fail "$name: OOM kills" 0 "$kills"
+	fusermount3 -u "$mnt"
+	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+}
+
+# A container with its scratch volume: daemon and workload in one 768 MiB
+# cgroup, no mem=.  SIZE MiB of half-compressible data written, the caches
+# dropped and all of it read back and compared inside the cgroup: reads of
+# swapped pages make room within the limit (and leave the readers' page
+# cache room) instead of growing past it.
+check_shared_cgroup() {
+	name="$1, daemon and reader in one cgroup"
+	job="--name=w --rw=write --bs=1M --size=${2}M --ioengine=psync
+		--buffer_compress_percentage=50 --refill_buffers --randseed=7"
+	# shellcheck disable=SC2086 # job is a list of words
+	fio $job --filename="$work/ref" >/dev/null || {
+		fail "$name: reference data" "written" "an error"
+		return
+	}
+	mkdir "$cg" && echo $((768 << 20)) >"$cg/memory.limit_in_bytes" || {
+		fail "$name: cgroup" "created" "an error"
+		return
+	}
+	if ! in_cg "$tierfs" "$mnt" -o "backend=$1" 2>/dev/null; then
+		fail "$name: mount" "status 0" "a failure"
+		rmdir "$cg"
+		return
+	fi
+	# shellcheck disable=SC2086
+	in_cg fio $job --filename="$mnt/f" >"$work/fio.log" 2>&1 && ok "$name: $2 MiB written" ||
+		fail "$name: fio write" "success" "$(grep -m1 -i error "$work/fio.log")"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	in_cg cmp "$work/ref" "$mnt/f" && ok "$name: $2 MiB read back exact" ||
+		fail "$name: read back" "the bytes written" "a difference"
+	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
+	[ "${kills:-0}" -eq 0 ] && ok "$name: no OOM kill" || fail "$name: OOM kills" 0 "$kills"
+	grep -q " $mnt " /proc/self/mounts && [ -f "$mnt/f" ] && ok "$name: still mounted" ||
+		fail "$name: mount after the read" "up" "gone"
+	fusermount3 -u "$mnt"
+	rm -f "$work/ref"
+	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+}
+
 check_backend zpool "backend=zpool" yes
 check_backend ramdisk "backend=ramdisk" yes
 check_backend file "backend=file:$work/swap,swapsize=1G" no
 check_cgroup_budget
 check_many_times_the_limit
+check_explicit_mem zpool
+check_explicit_mem ramdisk
+check_shared_cgroup zpool 1024
+check_shared_cgroup ramdisk 512
 finish

@@ -338,7 +338,7 @@ int main(void)
 		printf("     %s\n", err);
 		return check_done("ctl");
 	}
-	ret = tierfs_init(&fs, &opts, RAM);
+	ret = tierfs_init(&fs, &opts, RAM, err, sizeof(err));
 	if (!CHECK_EQ(0, ret))
 		return check_done("ctl");
 
