@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The budget's capacity: what a data space says can still be written is
+ * what a writer gets before ENOSPC, bounded by size=, by the resident
+ * budget and the backend's slots, or by a memory limit; fallocated pages
+ * are reserved; the tighter of memlimit= and the surroundings' limit wins.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "space.h"
+
+#define NR_SLOTS 512
+#define MEM_PAGES 256
+
+/* Write page after page until the first failure; returns pages written. */
+static uint64_t fill(struct data_space *ds, struct inode *f, uint64_t from, ssize_t *last)
+{
+	static unsigned char page[P];
+	uint64_t n = 0;
+
+	pthread_rwlock_wrlock(&f->lock);
+	for (;; n++) {
+		pattern(page, 1, from + n);
+		*last = data_write_mem(ds, f, page, P, (from + n) * P);
+		if (*last != (ssize_t)P)
+			break;
+	}
+	pthread_rwlock_unlock(&f->lock);
+	return n;
+}
+
+/* Budget plus slots, each page one: free pages are exactly what fits. */
+static void test_slots_bound(void)
+{
+	struct data_space ds;
+	struct inode f;
+	ssize_t last;
+	uint64_t want, got;
+
+	check_set_context("slots");
+	if (!space_new(&ds, space_ramdisk(NR_SLOTS), MEM_PAGES))
+		return;
+	file_init(&f);
+	want = budget_nr_free_pages(&ds);
+	CHECK_EQ(MEM_PAGES + NR_SLOTS, want);
+	got = fill(&ds, &f, 0, &last);
+	CHECK_EQ(-ENOSPC, last);
+	/* A store-time ENOSPC may come a batch early: never later. */
+	CHECK(got <= want && got + 32 >= want);
+	CHECK_EQ(0, budget_nr_free_pages(&ds) > 32);
+	file_destroy(&ds, &f);
+	CHECK_EQ(want, budget_nr_free_pages(&ds));
+	space_destroy(&ds);
+}
+
+/* size= below the capacity: the smaller bound is the one reported. */
+static void test_size_bound(void)
+{
+	struct data_space ds;
+	struct inode f;
+	ssize_t last;
+
+	check_set_context("size");
+	if (!space_new(&ds, space_ramdisk(NR_SLOTS), MEM_PAGES))
+		return;
+	ds.max_pages = 100;
+	file_init(&f);
+	CHECK_EQ(100, budget_nr_free_pages(&ds));
+	CHECK_EQ(100, fill(&ds, &f, 0, &last));
+	CHECK_EQ(-ENOSPC, last);
+	CHECK_EQ(0, budget_nr_free_pages(&ds));
+	file_destroy(&ds, &f);
+	ds.max_pages = 0;
+	space_destroy(&ds);
+}
+
+/* A fallocated range is reserved: the rest fills, the range still writes. */
+static void test_fallocate_reserves(void)
+{
+	static unsigned char page[P];
+	struct data_space ds;
+	struct inode r, f;
+	uint64_t before;
+	ssize_t last;
+
+	check_set_context("fallocate");
+	if (!space_new(&ds, space_ramdisk(NR_SLOTS), MEM_PAGES))
+		return;
+	file_init(&r);
+	file_init(&f);
+	before = budget_nr_free_pages(&ds);
+	pthread_rwlock_wrlock(&r.lock);
+	CHECK_EQ(0, data_allocate(&ds, &r, 0, 64 * P));
+	pthread_rwlock_unlock(&r.lock);
+	CHECK_EQ(before - 64, budget_nr_free_pages(&ds));
+	CHECK_EQ(64, atomic_load(&ds.nr_unwritten));
+	/* More than is left: refused whole. */
+	pthread_rwlock_wrlock(&r.lock);
+	CHECK_EQ(-ENOSPC, data_allocate(&ds, &r, 64 * P, (before - 63) * P));
+	pthread_rwlock_unlock(&r.lock);
+	fill(&ds, &f, 0, &last);
+	CHECK_EQ(-ENOSPC, last);
+	pthread_rwlock_wrlock(&r.lock);
+	for (uint64_t i = 0; i < 64; i++) {
+		pattern(page, 2, i);
+		CHECK_EQ((ssize_t)P, data_write_mem(&ds, &r, page, P, i * P));
+	}
+	pthread_rwlock_unlock(&r.lock);
+	CHECK_EQ(0, atomic_load(&ds.nr_unwritten));
+	file_destroy(&ds, &r);
+	file_destroy(&ds, &f);
+	CHECK_EQ(before, budget_nr_free_pages(&ds));
+	space_destroy(&ds);
+}
+
+/* The surroundings' limit bounds even with mem= set; the tighter wins. */
+static void test_limits(void)
+{
+	struct data_space ds;
+
+	check_set_context("limits");
+	if (!space_new(&ds, space_ramdisk(NR_SLOTS), MEM_PAGES))
+		return;
+	CHECK_EQ(0, budget_limit(&ds));
+	budget_set_env_limit(&ds, 256ULL << 20);
+	CHECK_EQ(256ULL << 20, budget_limit(&ds));
+	CHECK_EQ(0, budget_set(&ds, MEM_PAGES * P, 128ULL << 20));
+	CHECK_EQ(128ULL << 20, budget_limit(&ds));
+	CHECK_EQ(0, budget_set(&ds, MEM_PAGES * P, 512ULL << 20));
+	CHECK_EQ(256ULL << 20, budget_limit(&ds));
+	/* mem= and memlimit= both none is fine while the cgroup bounds. */
+	CHECK_EQ(0, budget_set(&ds, 0, 0));
+	budget_set_env_limit(&ds, 0);
+	CHECK_EQ(-EINVAL, budget_set(&ds, 0, 0));
+	CHECK_EQ(0, budget_set(&ds, MEM_PAGES * P, 0));
+	space_destroy(&ds);
+}
+
+/*
+ * A RAM pool under a limit: bounded by memory, not slots, and a page with
+ * no memory yet weighs at least one stored page.
+ */
+static void test_memory_bound(void)
+{
+	struct data_space ds;
+
+	check_set_context("memory");
+	if (!space_new(&ds, space_ramdisk(1 << 20), MEM_PAGES))
+		return;
+	budget_set_env_limit(&ds, 64ULL << 20);
+	CHECK(budget_nr_free_pages(&ds) < (64ULL << 20) / P);
+	CHECK(budget_nr_free_pages(&ds) > (16ULL << 20) / P);
+	CHECK(atomic_load(&ds.filled_weight) >= 1024);
+	budget_set_env_limit(&ds, 0);
+	space_destroy(&ds);
+}
+
+int main(void)
+{
+	test_slots_bound();
+	test_size_bound();
+	test_fallocate_reserves();
+	test_limits();
+	test_memory_bound();
+	return check_done("budget");
+}
