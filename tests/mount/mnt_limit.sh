@@ -36,20 +36,36 @@ head -c $((400 << 20)) /dev/urandom >"$src"
 # Run "$@" inside the cgroup.
 in_cg() { sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
 
+# mount_in_cg NAME LIMIT_BYTES OPTIONS: a fresh cgroup of that limit, and
+# the daemon started in it (its warnings dropped).
+mount_in_cg() {
+	mkdir "$cg" && echo "$2" >"$cg/memory.limit_in_bytes" || {
+		fail "$1: cgroup" "created" "an error"
+		return 1
+	}
+	in_cg "$tierfs" "$mnt" -o "$3" 2>/dev/null && return
+	fail "$1: mount -o $3" "status 0" "a failure"
+	rmdir "$cg"
+	return 1
+}
+
+check_no_oom() {
+	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
+	[ "${kills:-0}" -eq 0 ] && ok "$1: no OOM kill" || fail "$1: OOM kills" 0 "$kills"
+}
+
+# Unmount, and remove the cgroup once the daemon has left it.
+unmount_cg() {
+	fusermount3 -u "$mnt"
+	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+}
+
 check_backend() {
 	name=$1
 	opts=$2
 	expect_full=$3
 
-	mkdir "$cg" && echo $((limit_mb << 20)) >"$cg/memory.limit_in_bytes" || {
-		fail "$name: cgroup" "created" "an error"
-		return
-	}
-	if ! in_cg "$tierfs" "$mnt" -o "memlimit=${limit_mb}M,$opts"; then
-		fail "$name: mount" "status 0" "a failure"
-		rmdir "$cg"
-		return
-	fi
+	mount_in_cg "$name" $((limit_mb << 20)) "memlimit=${limit_mb}M,$opts" || return
 	err=$(in_cg dd if="$src" of="$mnt/f" bs=1M 2>&1 >/dev/null)
 	size=$(stat -c %s "$mnt/f")
 	if [ "$expect_full" = yes ]; then
@@ -75,25 +91,14 @@ check_backend() {
 	rm -f "$mnt/f"
 	in_cg dd if="$src" of="$mnt/g" bs=1M count=32 2>/dev/null &&
 		ok "$name: writes again after rm" || fail "$name: write after rm" "success" "an error"
-	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
-	[ "${kills:-0}" -eq 0 ] && ok "$name: no OOM kill" || fail "$name: OOM kills" 0 "$kills"
-	fusermount3 -u "$mnt"
-	# The daemon leaves the cgroup when it exits.
-	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+	check_no_oom "$name"
+	unmount_cg
 }
 
 # No mem= or memlimit=: the budget comes from the daemon's own cgroup,
 # follows a change of its limit, and pressure in the cgroup reclaims early.
 check_cgroup_budget() {
-	mkdir "$cg" && echo $((limit_mb << 20)) >"$cg/memory.limit_in_bytes" || {
-		fail "cgroup budget: cgroup" "created" "an error"
-		return
-	}
-	if ! in_cg "$tierfs" "$mnt" -o "backend=file:$work/swap,swapsize=1G"; then
-		fail "cgroup budget: mount" "status 0" "a failure"
-		rmdir "$cg"
-		return
-	fi
+	mount_in_cg "cgroup budget" $((limit_mb << 20)) "backend=file:$work/swap,swapsize=1G" || return
 	source=$("$tierctl" stats "$mnt" | sed -n 's/^mem_source *//p')
 	case "$source" in
 	"cgroup $cg/memory.limit_in_bytes") ok "cgroup budget: from $source" ;;
@@ -120,11 +125,8 @@ check_cgroup_budget() {
 	after=$(stat_of pressure_events)
 	[ "$after" -gt "$before" ] && ok "cgroup budget: $((after - before)) pressure events" ||
 		fail "cgroup budget: pressure events" "> $before" "$after"
-	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
-	[ "${kills:-0}" -eq 0 ] && ok "cgroup budget: no OOM kill" ||
-		fail "cgroup budget: OOM kills" 0 "$kills"
-	fusermount3 -u "$mnt"
-	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+	check_no_oom "cgroup budget"
+	unmount_cg
 }
 
 # Started in a 512 MiB cgroup with no option but a swap file, as a
@@ -132,15 +134,7 @@ check_cgroup_budget() {
 # the same cgroup, byte-exact, the daemon never killed.
 check_many_times_the_limit() {
 	copies=8
-	mkdir "$cg" && echo $((512 << 20)) >"$cg/memory.limit_in_bytes" || {
-		fail "512 MiB cgroup: cgroup" "created" "an error"
-		return
-	}
-	if ! in_cg "$tierfs" "$mnt" -o "backend=file:$work/swap,swapsize=4G"; then
-		fail "512 MiB cgroup: mount" "status 0" "a failure"
-		rmdir "$cg"
-		return
-	fi
+	mount_in_cg "512 MiB cgroup" $((512 << 20)) "backend=file:$work/swap,swapsize=4G" || return
 	want=$(for _ in $(seq $copies); do cat "$src"; done | md5sum)
 	# shellcheck disable=SC2016
 	in_cg sh -c 'for _ in $(seq "$1"); do cat "$2"; done | dd of="$3" bs=1M iflag=fullblock status=none' \
@@ -154,27 +148,16 @@ check_many_times_the_limit() {
 	got=$(in_cg md5sum <"$mnt/big")
 	[ "$got" = "$want" ] && ok "512 MiB cgroup: read back exact" ||
 		fail "512 MiB cgroup: read back" "$want" "$got"
-	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
-	[ "${kills:-0}" -eq 0 ] && ok "512 MiB cgroup: no OOM kill" ||
-		fail "512 MiB cgroup: OOM kills" 0 "$kills"
-	fusermount3 -u "$mnt"
+	check_no_oom "512 MiB cgroup"
+	unmount_cg
 	rm -f "$work/swap"
-	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
 }
 
 # An explicit mem= inside a 256 MiB cgroup: the cgroup's limit still bounds
 # the pool, so the writes stop with ENOSPC where df said they would.
 check_explicit_mem() {
 	name="$1, mem= in a 256 MiB cgroup"
-	mkdir "$cg" && echo $((256 << 20)) >"$cg/memory.limit_in_bytes" || {
-		fail "$name: cgroup" "created" "an error"
-		return
-	}
-	if ! in_cg "$tierfs" "$mnt" -o "size=2G,mem=128M,backend=$1" 2>/dev/null; then
-		fail "$name: mount" "status 0" "a failure"
-		rmdir "$cg"
-		return
-	fi
+	mount_in_cg "$name" $((256 << 20)) "size=2G,mem=128M,backend=$1" || return
 	want=$(stat -f -c %a "$mnt")
 	err=$(in_cg dd if="$src" of="$mnt/f" bs=1M 2>&1 >/dev/null)
 	got=$(($(stat -c %s "$mnt/f") >> 12))
@@ -187,10 +170,8 @@ check_explicit_mem() {
 		fail "$name: blocks written" "$want (df) within 1 %" "$got"
 	cmp -s -n $((got << 12)) "$src" "$mnt/f" && ok "$name: every byte written reads back" ||
 		fail "$name: read back" "the bytes written" "a difference"
-	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
-	[ "${kills:-0}" -eq 0 ] && ok "$name: no OOM kill" || fail "$name: OOM kills" 0 "$kills"
-	fusermount3 -u "$mnt"
-	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
+	check_no_oom "$name"
+	unmount_cg
 }
 
 # A container with its scratch volume: daemon and workload in one 768 MiB
@@ -207,15 +188,7 @@ check_shared_cgroup() {
 		fail "$name: reference data" "written" "an error"
 		return
 	}
-	mkdir "$cg" && echo $((768 << 20)) >"$cg/memory.limit_in_bytes" || {
-		fail "$name: cgroup" "created" "an error"
-		return
-	}
-	if ! in_cg "$tierfs" "$mnt" -o "backend=$1" 2>/dev/null; then
-		fail "$name: mount" "status 0" "a failure"
-		rmdir "$cg"
-		return
-	fi
+	mount_in_cg "$name" $((768 << 20)) "backend=$1" || return
 	# shellcheck disable=SC2086
 	in_cg fio $job --filename="$mnt/f" >"$work/fio.log" 2>&1 && ok "$name: $2 MiB written" ||
 		fail "$name: fio write" "success" "$(grep -m1 -i error "$work/fio.log")"
@@ -223,13 +196,11 @@ check_shared_cgroup() {
 	echo 3 >/proc/sys/vm/drop_caches
 	in_cg cmp "$work/ref" "$mnt/f" && ok "$name: $2 MiB read back exact" ||
 		fail "$name: read back" "the bytes written" "a difference"
-	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
-	[ "${kills:-0}" -eq 0 ] && ok "$name: no OOM kill" || fail "$name: OOM kills" 0 "$kills"
+	check_no_oom "$name"
 	grep -q " $mnt " /proc/self/mounts && [ -f "$mnt/f" ] && ok "$name: still mounted" ||
 		fail "$name: mount after the read" "up" "gone"
-	fusermount3 -u "$mnt"
+	unmount_cg
 	rm -f "$work/ref"
-	for _ in $(seq 50); do rmdir "$cg" 2>/dev/null && break; sleep 0.1; done
 }
 
 check_backend zpool "backend=zpool" yes
