@@ -18,18 +18,23 @@
 
 const char options_usage[] =
 	"usage: tierfs [SOURCE] MOUNTPOINT [-o OPTIONS] [-f] [-d] [-s]\n"
+	"       tierfs -h|--help, tierfs -V|--version\n"
 	"\n"
 	"  -f             stay in the foreground\n"
 	"  -d             debug: print every request (implies -f)\n"
 	"  -s             serve requests on one thread\n"
-	"  -o size=SIZE   file data limit: bytes, k/m/g/t suffix or N% of RAM; 0 = none (50%)\n"
-	"  -o nr_inodes=N inode limit, k/m/g suffix or N% of RAM pages; 0 = none (RAM pages/2)\n"
+	"  -h, --help     print this and exit\n"
+	"  -V, --version  print the version and exit\n"
+	"\n"
+	"SIZE is bytes with a " OPTIONS_SUFFIXES " suffix (powers of 1024) or N% of RAM.\n"
+	"  -o size=SIZE   file data limit, N% may pass 100; 0 = none (50%)\n"
+	"  -o nr_inodes=N inode limit, same suffixes or N% of RAM pages; 0 = none (RAM pages/2)\n"
 	"  -o mode=OCTAL  root directory mode (1777)\n"
 	"  -o uid=N,gid=N root directory owner (the mounting user)\n"
 	"  -o cache=auto|always|never  kernel page cache use (auto)\n"
-	"  -o mem=SIZE    resident budget, bytes or N% of RAM (half of MemAvailable)\n"
+	"  -o mem=SIZE    resident budget (half of MemAvailable)\n"
 	"  -o memlimit=SIZE  memory the daemon may use in all: resident pages, a RAM\n"
-	"                 backend's pool, page stock and descriptors (none)\n"
+	"                 backend's pool, page stock and descriptors; at least 32m (none)\n"
 	"  -o backend=zpool|ramdisk|file:PATH|none  where evicted pages go (zpool)\n"
 	"  -o compressor=lz4|zstd[:LEVEL]  zpool's compressor (lz4)\n"
 	"  -o swapsize=SIZE  backend capacity (2 * mem, or the swap file's size)\n"
@@ -72,10 +77,13 @@ int options_parse_size(const char *s, uint64_t whole, uint64_t *out)
 	v = strtoull(s, &end, 10);
 	if (errno || end == s)
 		return -EINVAL;
+	/* Above 100% too, as tmpfs takes size=200%: a swap tier holds more than RAM. */
 	if (*end == '%' && !end[1]) {
-		if (v > 100)
+		unsigned __int128 part = (unsigned __int128)whole * v / 100;
+
+		if (part > UINT64_MAX)
 			return -EINVAL;
-		*out = (uint64_t)((unsigned __int128)whole * v / 100);
+		*out = (uint64_t)part;
 		return 0;
 	}
 	switch (*end) {
@@ -130,12 +138,12 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		*val++ = '\0';
 	if (!strcmp(opt, "size") && val) {
 		if (options_parse_size(val, ram, &o->size))
-			return fail("invalid size= value '%s': want bytes with k/m/g/t suffix or N%%",
-				    val);
+			return fail("invalid size= value '%s': want " OPTIONS_SIZE_FORM, val);
 	} else if (!strcmp(opt, "nr_inodes") && val) {
-		if (options_parse_size(val, ram / 4096, &o->nr_inodes))
-			return fail("invalid nr_inodes= value '%s': want a count with k/m/g suffix or N%%",
-				    val);
+		/* A tierfs extension (tmpfs takes no %), up to all RAM pages. */
+		if (options_parse_size(val, ram / 4096, &o->nr_inodes) ||
+		    (strchr(val, '%') && o->nr_inodes > ram / 4096))
+			return fail("invalid nr_inodes= value '%s': want " OPTIONS_COUNT_FORM, val);
 	} else if (!strcmp(opt, "mode") && val) {
 		if (parse_uint(val, 8, 07777, &n))
 			return fail("invalid mode= value '%s': want octal up to 7777", val);
@@ -159,8 +167,7 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			return fail("invalid cache= value '%s': want auto, always or never", val);
 	} else if (!strcmp(opt, "mem") && val) {
 		if (options_parse_size(val, ram, &o->mem) || !o->mem)
-			return fail("invalid mem= value '%s': want bytes with k/m/g/t suffix or N%%",
-				    val);
+			return fail("invalid mem= value '%s': want " OPTIONS_SIZE_FORM, val);
 	} else if (!strcmp(opt, "cg_share") && val) {
 		char *end;
 		unsigned long pct = strtoul(val, &end, 10);
@@ -174,15 +181,13 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 				    val);
 	} else if (!strcmp(opt, "memlimit") && val) {
 		if (options_parse_size(val, ram, &o->memlimit) || !o->memlimit)
-			return fail("invalid memlimit= value '%s': want bytes with k/m/g/t suffix or N%%",
-				    val);
+			return fail("invalid memlimit= value '%s': want " OPTIONS_SIZE_FORM, val);
 		if (o->memlimit < BUDGET_MIN_LIMIT)
 			return fail("memlimit= value '%s' too small: want at least %llu MiB", val,
 				    (unsigned long long)(BUDGET_MIN_LIMIT >> 20));
 	} else if (!strcmp(opt, "swapsize") && val) {
 		if (options_parse_size(val, ram, &o->swapsize) || !o->swapsize)
-			return fail("invalid swapsize= value '%s': want bytes with k/m/g/t suffix or N%%",
-				    val);
+			return fail("invalid swapsize= value '%s': want " OPTIONS_SIZE_FORM, val);
 	} else if (!strcmp(opt, "backend") && val) {
 		if (!strncmp(val, "file:", 5)) {
 			if (!val[5] || strlen(val + 5) >= sizeof(o->swap_path))

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tierfs/ctl.h"
+#include "tierfs/options.h"
 
 enum {
 	EXIT_REFUSED = 1,	/* the daemon refused, or the request failed */
@@ -347,11 +348,11 @@ static const struct command commands[] = {
 	  "  The daemon's counters: data, memory budget, backend, reclaim, page pool,\n"
 	  "  requests; --json prints one JSON object, for scripts.  Anyone may read them.\n" },
 	{ "reclaim", cmd_reclaim, "tierctl reclaim MOUNTPOINT SIZE|all",
-	  "  Evict SIZE bytes (k/m/g/t suffix) or all resident pages to the backend\n"
-	  "  now.  Root or the mount's owner only.\n" },
+	  "  Evict SIZE bytes (" OPTIONS_SUFFIXES " suffix) or all resident pages to the\n"
+	  "  backend now.  Root or the mount's owner only.\n" },
 	{ "set", cmd_set, "tierctl set MOUNTPOINT KEY=VALUE...",
 	  "  Change settings of the running daemon, all or none, and print them all:\n"
-	  "    mem=SIZE        resident budget (k/m/g/t suffix or N% of RAM)\n"
+	  "    mem=SIZE        resident budget (" OPTIONS_SUFFIXES " suffix or N% of RAM)\n"
 	  "    memlimit=SIZE   the daemon's whole memory limit\n"
 	  "    readahead=auto|direct|cluster|vma   what a swap-in brings back\n"
 	  "    cgroup=PATH [mem=SIZE]  a tenant cgroup's resident share instead\n"

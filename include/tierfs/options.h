@@ -48,9 +48,18 @@ struct tierfs_options {
 	char kernel_opts[1024];		/* comma list handed to libfuse/mount(2) */
 };
 
+/* The suffixes of every size and count, powers of 1024, for messages. */
+#define OPTIONS_SUFFIXES "k/m/g/t/p/e"
+
+/* What a size and a count look like, in printf formats (hence "%%"). */
+#define OPTIONS_SIZE_FORM "bytes with a " OPTIONS_SUFFIXES " suffix or N%% of RAM"
+#define OPTIONS_COUNT_FORM \
+	"a count with a " OPTIONS_SUFFIXES " suffix or N%% of RAM pages up to 100%%"
+
 /*
  * Parse a size: a number with an optional k/m/g/t/p/e suffix (powers of
- * 1024), or N% of whole.  Returns 0 or -EINVAL (also for overflow).
+ * 1024, either case), or N% of whole, N above 100 too.  Returns 0 or
+ * -EINVAL (also for overflow).
  */
 int options_parse_size(const char *s, uint64_t whole, uint64_t *out);
 

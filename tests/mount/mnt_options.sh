@@ -166,6 +166,11 @@ mount_new() {
 	return 0
 }
 
+# stat_of DIR KEY: one number of tierctl stats --json, by key (the first match).
+stat_of() {
+	"$tierctl" stats "$1" --json 2>&1 | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" | head -n 1
+}
+
 statfs() {
 	stat -f -c "$1" "$mnt" 2>&1
 }
@@ -299,6 +304,15 @@ check_bad_options() {
 		else
 			fail "$n: statfs blocks is 10% of RAM in pages" "$want (+-1)" "$got"
 		fi
+		end_mnt "$n"
+	fi
+
+	# As on tmpfs: the swap tier holds what RAM does not.
+	n="size=200%"
+	if mount_new "$n" size=200%; then
+		mem_kib=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
+		expect "$n: size_bytes in tierctl stats is twice MemTotal" $((mem_kib * 1024 * 2)) \
+			"$(stat_of "$mnt" size_bytes)"
 		end_mnt "$n"
 	fi
 

@@ -59,6 +59,10 @@ static void test_parse_size(void)
 		{ "0%", 1000, 0 },
 		{ "33%", RAM, RAM * 33 / 100 },
 		{ "1%", UINT64_MAX, UINT64_MAX / 100 },
+		/* Past 100%, as tmpfs takes size=200%. */
+		{ "200%", RAM, 2 * RAM },
+		{ "1000%", 1000, 10000 },
+		{ "100%", UINT64_MAX, UINT64_MAX },
 	};
 	static const char *const bad[] = {
 		"abc",	"-1",	     "+1",
@@ -67,6 +71,7 @@ static void test_parse_size(void)
 		"k",	"%",	     "1kb",
 		"1k%",	"1%%",	     "1.5g",
 		"0x10", "1 k",	     "--1",
+		"101%", /* of UINT64_MAX: too big */
 	};
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -81,7 +86,7 @@ static void test_parse_size(void)
 		uint64_t v = 0xdead;
 
 		check_set_context("options_parse_size(\"%s\")", bad[i]);
-		CHECK_EQ(-EINVAL, options_parse_size(bad[i], RAM, &v));
+		CHECK_EQ(-EINVAL, options_parse_size(bad[i], UINT64_MAX, &v));
 		CHECK_EQ(0xdead, v);
 	}
 	check_clear_context();
@@ -149,6 +154,15 @@ static void test_own_keys(void)
 	CHECK_EQ(CACHE_ALWAYS, o.cache);
 	CHECK_EQ(0755, o.mode);
 
+	/* size= past 100% as on tmpfs; nr_inodes= up to every RAM page. */
+	{
+		char *argv_big[] = { "tierfs", "-o", "size=200%,nr_inodes=100%", "/mnt", NULL };
+
+		CHECK_EQ(0, options_parse(ARGC(argv_big), argv_big, RAM, &o, err, sizeof(err)));
+		CHECK_EQ(2 * RAM, o.size);
+		CHECK_EQ(RAM / 4096, o.nr_inodes);
+	}
+
 	CHECK_EQ(0, options_parse(ARGC(argv_zero), argv_zero, RAM, &o, err, sizeof(err)));
 	CHECK_EQ(0, o.size);
 	CHECK_EQ(0, o.nr_inodes);
@@ -187,6 +201,7 @@ static void test_bad_options(void)
 		{ "size=99999999999e", "size" },
 		{ "nr_inodes=-1", "nr_inodes" },
 		{ "nr_inodes=lots", "nr_inodes" },
+		{ "nr_inodes=101%", "nr_inodes" },
 		{ "mode=8", "mode" },
 		{ "mode=17777", "mode" },
 		{ "mode=rwx", "mode" },
@@ -217,6 +232,27 @@ static void test_bad_options(void)
 		CHECK_EQ(-EINVAL, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
 		if (!CHECK(strstr(err, cases[i].named) != NULL))
 			printf("     message: \"%s\"\n", err);
+	}
+	check_clear_context();
+}
+
+/* Every size and count message names the same suffixes as --help. */
+static void test_suffixes_named(void)
+{
+	static const char *const opts[] = { "size=1q", "nr_inodes=1q", "mem=1q", "memlimit=1q",
+					    "swapsize=1q" };
+
+	CHECK(strstr(options_usage, "k/m/g/t/p/e") != NULL);
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		char list[32];
+		char *argv[] = { "tierfs", "-o", list, "/mnt", NULL };
+		struct tierfs_options o;
+		char err[256] = "";
+
+		snprintf(list, sizeof(list), "%s", opts[i]);
+		CHECK_EQ(-EINVAL, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		check_set_context("-o %s: \"%s\"", opts[i], err);
+		CHECK(strstr(err, "with a k/m/g/t/p/e suffix or N% of RAM") != NULL);
 	}
 	check_clear_context();
 }
@@ -317,6 +353,8 @@ static void test_positional_and_flags(void)
 	CHECK_EQ(1, options_parse(ARGC(argv_h), argv_h, RAM, &o, err, sizeof(err)));
 	CHECK_EQ(1, options_parse(ARGC(argv_version), argv_version, RAM, &o, err, sizeof(err)));
 	CHECK(strstr(options_usage, "size=") != NULL);
+	CHECK(strstr(options_usage, "-h, --help") != NULL);
+	CHECK(strstr(options_usage, "-V, --version") != NULL);
 }
 
 /* A long option list must not overflow kernel_opts: refused by name, or fitted. */
@@ -345,6 +383,7 @@ int main(void)
 	test_defaults();
 	test_own_keys();
 	test_bad_options();
+	test_suffixes_named();
 	test_kernel_flags();
 	test_positional_and_flags();
 	test_long_list();
