@@ -312,6 +312,8 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 	enum readahead_policy policy = (enum readahead_policy)atomic_load(&ds->ra.policy);
 	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
 	char copy[CTL_REQUEST_MAX], *save = NULL, *pair, *cgroup = NULL;
+	char msg[256], warnings[512] = "";
+	size_t warnings_len = 0;
 	bool has_mem = false;
 	int nr = 0, ret;
 
@@ -324,14 +326,19 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 			return -EINVAL;
 		}
 		*val++ = '\0';
-		if (!strcmp(pair, "mem")) {
-			if (options_parse_size(val, ram, &mem) || !mem)
-				goto bad_value;
-			has_mem = true;
-		} else if (!strcmp(pair, "memlimit")) {
-			if (options_parse_size(val, ram, &limit) ||
-			    (limit && limit < BUDGET_MIN_LIMIT))
-				goto bad_value;
+		if (!strcmp(pair, "mem") || !strcmp(pair, "memlimit")) {
+			/* The check of mount and remount; memlimit=0 is none. */
+			ret = options_parse_amount(pair, val, ram,
+						   !strcmp(pair, "mem") ? &mem : &limit, msg,
+						   sizeof(msg));
+			if (ret < 0) {
+				snprintf(buf, size, "error: set: %s\n", msg);
+				return ret;
+			}
+			if (ret)
+				put(warnings, sizeof(warnings), &warnings_len, "warning: %s\n",
+				    msg);
+			has_mem |= !strcmp(pair, "mem");
 		} else if (!strcmp(pair, "readahead")) {
 			if (readahead_parse(val, &policy))
 				goto bad_value;
@@ -365,7 +372,8 @@ bad_value:
 			snprintf(buf, size, "error: set: no room for another cgroup\n");
 			return ret;
 		}
-		snprintf(buf, size, "ok\ncgroup=%s\nmem=%" PRIu64 "\n", cgroup, has_mem ? mem : 0);
+		snprintf(buf, size, "ok\n%scgroup=%s\nmem=%" PRIu64 "\n", warnings, cgroup,
+			 has_mem ? mem : 0);
 		return 0;
 	}
 	if (!mem && !limit) {
@@ -377,8 +385,8 @@ bad_value:
 	atomic_store(&ds->ra.policy, (int)policy);
 	fs->opts.mem = mem;
 	fs->opts.memlimit = limit;
-	snprintf(buf, size, "ok\nmem=%" PRIu64 "\nmemlimit=%" PRIu64 "\nreadahead=%s\n", mem, limit,
-		 readahead_name(policy));
+	snprintf(buf, size, "ok\n%smem=%" PRIu64 "\nmemlimit=%" PRIu64 "\nreadahead=%s\n", warnings,
+		 mem, limit, readahead_name(policy));
 	return 0;
 }
 

@@ -41,7 +41,7 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct ctl_server *ctl = NULL;
 	struct fuse_session *se;
-	char mnt[PATH_MAX], kopts[2048], err[256];
+	char mnt[PATH_MAX], kopts[2048], err[1024];
 	struct stat st;
 	dev_t dev;
 	int ret;
@@ -53,6 +53,8 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		fprintf(stderr, "tierfs: %s\n(see tierfs --help)\n", err);
 		return 1;
 	}
+	for (char *line = err, *end; (end = strchr(line, '\n')); line = end + 1)
+		fprintf(stderr, "tierfs: warning: %.*s\n", (int)(end - line), line);
 	if (!realpath(opts.mountpoint, mnt) || stat(mnt, &st)) {
 		fprintf(stderr, "tierfs: mount point '%s': %s\n", opts.mountpoint, strerror(errno));
 		return 1;

@@ -32,7 +32,7 @@ const char options_usage[] =
 	"  -o mode=OCTAL  root directory mode (1777)\n"
 	"  -o uid=N,gid=N root directory owner (the mounting user)\n"
 	"  -o cache=auto|always|never  kernel page cache use (auto)\n"
-	"  -o mem=SIZE    resident budget (half of MemAvailable)\n"
+	"  -o mem=SIZE    resident budget, at least 4k (half of MemAvailable)\n"
 	"  -o memlimit=SIZE  memory the daemon may use in all: resident pages, a RAM\n"
 	"                 backend's pool, page stock and descriptors; at least 32m (none)\n"
 	"  -o backend=zpool|ramdisk|file:PATH|none  where evicted pages go (zpool)\n"
@@ -104,6 +104,62 @@ int options_parse_size(const char *s, uint64_t whole, uint64_t *out)
 	return 0;
 }
 
+void options_format_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char suffixes[] = "kmgtpe";
+	int i = -1;
+
+	while (bytes && !(bytes & 1023) && i < 5) {
+		bytes >>= 10;
+		i++;
+	}
+	if (i < 0)
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, "%llu%c", (unsigned long long)bytes, suffixes[i]);
+}
+
+static uint64_t min_mem(const char *key)
+{
+	return strcmp(key, "memlimit") ? OPTIONS_MIN_MEM : BUDGET_MIN_LIMIT;
+}
+
+static int below_minimum(const char *key, const char *val, char *msg, size_t msg_len)
+{
+	char min[32];
+
+	options_format_size(min_mem(key), min, sizeof(min));
+	snprintf(msg, msg_len, "invalid %s= value '%s': the minimum is %s%s", key, val, min,
+		 min_mem(key) == OPTIONS_MIN_MEM ? " (one page)" : "");
+	return -EINVAL;
+}
+
+int options_parse_amount(const char *key, const char *val, uint64_t ram, uint64_t *out, char *msg,
+			 size_t msg_len)
+{
+	bool is_count = !strcmp(key, "nr_inodes"), is_mem = !strncmp(key, "mem", 3);
+	uint64_t v;
+
+	/* nr_inodes=N% is a tierfs extension (tmpfs has none), up to all RAM pages. */
+	if (options_parse_size(val, is_count ? ram / 4096 : ram, &v) ||
+	    (is_count && strchr(val, '%') && v > ram / 4096)) {
+		snprintf(msg, msg_len, "invalid %s= value '%s': want %s", key, val,
+			 is_count ? OPTIONS_COUNT_FORM : OPTIONS_SIZE_FORM);
+		return -EINVAL;
+	}
+	/* Below a page, mem= became 0 pages, which means no cap at all. */
+	if (is_mem && v < min_mem(key) && (v || strcmp(key, "memlimit")))
+		return below_minimum(key, val, msg, msg_len);
+	*out = v;
+	/* A budget the machine cannot give is allowed, but is a slip more often than not. */
+	if (is_mem && v > ram) {
+		snprintf(msg, msg_len, "%s= value '%s' is more than the machine's RAM (%.1f GiB)",
+			 key, val, (double)ram / (1 << 30));
+		return 1;
+	}
+	return 0;
+}
+
 static int parse_uint(const char *s, int base, unsigned long long max, unsigned long long *out)
 {
 	char *end;
@@ -129,6 +185,21 @@ static int add_kernel_opt(struct tierfs_options *o, const char *opt)
 
 #define fail(...) (snprintf(err, err_len, __VA_ARGS__), -EINVAL)
 
+/* size=, nr_inodes=, mem= or memlimit= into out; a warning is added to the lines in err. */
+static int parse_amount(const char *key, const char *val, uint64_t ram, uint64_t *out, char *err,
+			size_t err_len)
+{
+	char msg[256];
+	size_t len = strlen(err);
+	int ret = options_parse_amount(key, val, ram, out, msg, sizeof(msg));
+
+	if (ret < 0)
+		return fail("%s", msg);
+	if (ret)
+		snprintf(err + len, err_len - len, "%s\n", msg);
+	return 0;
+}
+
 static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *err, size_t err_len)
 {
 	char *val = strchr(opt, '=');
@@ -137,13 +208,11 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 	if (val)
 		*val++ = '\0';
 	if (!strcmp(opt, "size") && val) {
-		if (options_parse_size(val, ram, &o->size))
-			return fail("invalid size= value '%s': want " OPTIONS_SIZE_FORM, val);
+		if (parse_amount(opt, val, ram, &o->size, err, err_len))
+			return -EINVAL;
 	} else if (!strcmp(opt, "nr_inodes") && val) {
-		/* A tierfs extension (tmpfs takes no %), up to all RAM pages. */
-		if (options_parse_size(val, ram / 4096, &o->nr_inodes) ||
-		    (strchr(val, '%') && o->nr_inodes > ram / 4096))
-			return fail("invalid nr_inodes= value '%s': want " OPTIONS_COUNT_FORM, val);
+		if (parse_amount(opt, val, ram, &o->nr_inodes, err, err_len))
+			return -EINVAL;
 	} else if (!strcmp(opt, "mode") && val) {
 		if (parse_uint(val, 8, 07777, &n))
 			return fail("invalid mode= value '%s': want octal up to 7777", val);
@@ -166,8 +235,8 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		else
 			return fail("invalid cache= value '%s': want auto, always or never", val);
 	} else if (!strcmp(opt, "mem") && val) {
-		if (options_parse_size(val, ram, &o->mem) || !o->mem)
-			return fail("invalid mem= value '%s': want " OPTIONS_SIZE_FORM, val);
+		if (parse_amount(opt, val, ram, &o->mem, err, err_len))
+			return -EINVAL;
 	} else if (!strcmp(opt, "cg_share") && val) {
 		char *end;
 		unsigned long pct = strtoul(val, &end, 10);
@@ -180,14 +249,15 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			return fail("invalid readahead= value '%s': want auto, direct, cluster or vma",
 				    val);
 	} else if (!strcmp(opt, "memlimit") && val) {
-		if (options_parse_size(val, ram, &o->memlimit) || !o->memlimit)
-			return fail("invalid memlimit= value '%s': want " OPTIONS_SIZE_FORM, val);
-		if (o->memlimit < BUDGET_MIN_LIMIT)
-			return fail("memlimit= value '%s' too small: want at least %llu MiB", val,
-				    (unsigned long long)(BUDGET_MIN_LIMIT >> 20));
+		if (parse_amount(opt, val, ram, &o->memlimit, err, err_len))
+			return -EINVAL;
+		/* None is the default here: the daemon's cgroup may set one. */
+		if (!o->memlimit)
+			return below_minimum(opt, val, err, err_len);
 	} else if (!strcmp(opt, "swapsize") && val) {
 		if (options_parse_size(val, ram, &o->swapsize) || !o->swapsize)
-			return fail("invalid swapsize= value '%s': want " OPTIONS_SIZE_FORM, val);
+			return fail("invalid swapsize= value '%s': want %s", val,
+				    OPTIONS_SIZE_FORM);
 	} else if (!strcmp(opt, "backend") && val) {
 		if (!strncmp(val, "file:", 5)) {
 			if (!val[5] || strlen(val + 5) >= sizeof(o->swap_path))
@@ -246,6 +316,8 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	int ret;
 
 	memset(o, 0, sizeof(*o));
+	if (err_len)
+		err[0] = '\0';
 	o->size = ram / 2;
 	o->nr_inodes = ram / 4096 / 2;
 	o->mode = 01777;

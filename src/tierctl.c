@@ -140,6 +140,20 @@ static int cmd_reclaim(const char *mnt, int argc, char **argv)
 	return ret;
 }
 
+/* A reply to stdout, but its "warning:" lines to stderr. */
+static void print_reply(const char *mnt)
+{
+	for (const char *line = reply, *next; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			next++;
+		if (!strncmp(line, "warning: ", 9))
+			fprintf(stderr, "tierctl: %s: %.*s", mnt, (int)(next - line), line);
+		else
+			fwrite(line, 1, (size_t)(next - line), stdout);
+	}
+}
+
 static int cmd_set(const char *mnt, int argc, char **argv)
 {
 	char request[CTL_REQUEST_MAX];
@@ -159,7 +173,7 @@ static int cmd_set(const char *mnt, int argc, char **argv)
 		return EXIT_USAGE;
 	ret = ask(mnt, request);
 	if (!ret)
-		fputs(reply, stdout);
+		print_reply(mnt);
 	return ret;
 }
 
@@ -352,8 +366,9 @@ static const struct command commands[] = {
 	  "  backend now.  Root or the mount's owner only.\n" },
 	{ "set", cmd_set, "tierctl set MOUNTPOINT KEY=VALUE...",
 	  "  Change settings of the running daemon, all or none, and print them all:\n"
-	  "    mem=SIZE        resident budget (" OPTIONS_SUFFIXES " suffix or N% of RAM)\n"
-	  "    memlimit=SIZE   the daemon's whole memory limit\n"
+	  "    mem=SIZE        resident budget (" OPTIONS_SUFFIXES " suffix or N% of RAM),\n"
+	  "                    at least 4k; more than RAM is taken with a warning\n"
+	  "    memlimit=SIZE   the daemon's whole memory limit, at least 32m; 0 = none\n"
 	  "    readahead=auto|direct|cluster|vma   what a swap-in brings back\n"
 	  "    cgroup=PATH [mem=SIZE]  a tenant cgroup's resident share instead\n"
 	  "                    (without mem=: back to cg_share=)\n"

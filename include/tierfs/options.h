@@ -51,10 +51,10 @@ struct tierfs_options {
 /* The suffixes of every size and count, powers of 1024, for messages. */
 #define OPTIONS_SUFFIXES "k/m/g/t/p/e"
 
-/* What a size and a count look like, in printf formats (hence "%%"). */
-#define OPTIONS_SIZE_FORM "bytes with a " OPTIONS_SUFFIXES " suffix or N%% of RAM"
+/* What a size and a count look like, for messages (arguments, not formats). */
+#define OPTIONS_SIZE_FORM "bytes with a " OPTIONS_SUFFIXES " suffix or N% of RAM"
 #define OPTIONS_COUNT_FORM \
-	"a count with a " OPTIONS_SUFFIXES " suffix or N%% of RAM pages up to 100%%"
+	"a count with a " OPTIONS_SUFFIXES " suffix or N% of RAM pages up to 100%"
 
 /*
  * Parse a size: a number with an optional k/m/g/t/p/e suffix (powers of
@@ -63,11 +63,30 @@ struct tierfs_options {
  */
 int options_parse_size(const char *s, uint64_t whole, uint64_t *out);
 
+/* The smallest mem=, a tenant's too: one page (memlimit='s is BUDGET_MIN_LIMIT). */
+#define OPTIONS_MIN_MEM 4096ULL
+
+/*
+ * Parse the value of size=, nr_inodes=, mem= or memlimit= (key), the one
+ * check of mount, remount and tierctl set: a size as above with N% of ram
+ * (nr_inodes=: a count, N% of ram's pages up to 100%); mem= at least
+ * OPTIONS_MIN_MEM, memlimit= at least BUDGET_MIN_LIMIT or 0 (none, which
+ * the caller may refuse).  0 is unlimited for size= and nr_inodes=.
+ * Returns 0, 1 when mem= or memlimit= is more than ram (taken; msg holds a
+ * warning), or -EINVAL with a reason in msg that names key and val.
+ */
+int options_parse_amount(const char *key, const char *val, uint64_t ram, uint64_t *out, char *msg,
+			 size_t msg_len);
+
+/* bytes with the largest suffix that divides them: "4k", "32m", "4097". */
+void options_format_size(uint64_t bytes, char *buf, size_t len);
+
 /*
  * Fill o from argv.  ram is the machine's memory in bytes (the base of the
- * defaults and of %).  Returns 0, 1 when --help/--version was handled and
- * the caller should exit 0, or -EINVAL with a message in err naming the
- * offending option.
+ * defaults and of %).  Returns 0 with warnings in err (one a line, each
+ * ending in a newline; empty without), 1 when --help/--version was handled
+ * and the caller should exit 0, or -EINVAL with a message in err naming
+ * the offending option.
  */
 int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o, char *err,
 		  size_t err_len);

@@ -289,6 +289,35 @@ check_set() {
 	json=$("$tierctl" stats "$mnt" --json)
 	expect_in "$name: a refused set changes no policy" '"policy_set":"direct"' "$json"
 
+	# The minimums of mount, named in the message; nothing changes.
+	for bad in "mem=1:mem= value '1': the minimum is 4k (one page)" \
+		"mem=4095:mem= value '4095': the minimum is 4k (one page)" \
+		"memlimit=1:memlimit= value '1': the minimum is 32m" \
+		"cgroup=/x mem=1:mem= value '1': the minimum is 4k (one page)"; do
+		pairs=${bad%%:*}
+		# shellcheck disable=SC2086 # one or two pairs
+		out=$("$tierctl" set "$mnt" $pairs 2>&1)
+		expect "$name: set $pairs: exit 1" 1 $?
+		expect "$name: set $pairs: the message" \
+			"tierctl: $mnt: set: invalid ${bad#*:}" "$out"
+	done
+	expect "$name: no minimum refused changed the budget" $((64 * MIB)) \
+		"$(stat_of mem_budget_bytes)"
+	json=$("$tierctl" stats "$mnt" --json)
+	case $json in
+	*'"path":"/x"'*) fail "$name: set cgroup=/x mem=1 adds no tenant" "no /x" "$json" ;;
+	*) ok "$name: set cgroup=/x mem=1 adds no tenant" ;;
+	esac
+	gib=$(awk '$1 == "MemTotal:" { printf "%.1f", $2 / 1048576 }' /proc/meminfo)
+	"$tierctl" set "$mnt" mem=200% >"$work/set.out" 2>"$work/set.err"
+	expect "$name: set mem=200%: exit 0" 0 $?
+	expect "$name: set mem=200%: a warning on stderr" \
+		"tierctl: $mnt: warning: mem= value '200%' is more than the machine's RAM ($gib GiB)" \
+		"$(cat "$work/set.err")"
+	expect_line "$name: set mem=200%: the values on stdout" "^mem=[0-9]+$" "$(cat "$work/set.out")"
+	"$tierctl" set "$mnt" mem=64M >/dev/null
+	expect "$name: set mem=64M again: exit 0" 0 $?
+
 	cat "$mnt"/f* >/dev/null # fill the budget
 	"$tierctl" set "$mnt" mem=16M >/dev/null
 	expect "$name: set mem=16M: exit 0" 0 $?

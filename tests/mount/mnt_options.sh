@@ -344,6 +344,36 @@ check_bad_options() {
 	end_mnt "bad options"
 }
 
+# 4b. mem= and memlimit= below their minimum are refused, naming it; more
+# than RAM is taken with a warning.
+check_mem_values() {
+	new_mnt
+	for bad in "mem=4095:mem= value '4095': the minimum is 4k (one page)" \
+		"mem=0:mem= value '0': the minimum is 4k (one page)" \
+		"memlimit=1:memlimit= value '1': the minimum is 32m"; do
+		opt=${bad%%:*}
+		n="-o $opt"
+		"$tierfs" "$mnt" -o "$opt" >/dev/null 2>"$work/opt.err"
+		expect "$n: exit status" 1 $?
+		expect "$n: the message names the minimum" \
+			"tierfs: invalid ${bad#*:}
+(see tierfs --help)" "$(cat "$work/opt.err")"
+		if is_mounted "$mnt"; then
+			fail "$n: nothing mounted" "no mount on $mnt" "one"
+			release "$mnt"
+		fi
+	done
+	end_mnt "mem values"
+
+	n="mem=200%"
+	gib=$(awk '$1 == "MemTotal:" { printf "%.1f", $2 / 1048576 }' /proc/meminfo)
+	mount_new "$n" mem=200% || return
+	expect "$n: mounted, with a warning on stderr" \
+		"tierfs: warning: mem= value '200%' is more than the machine's RAM ($gib GiB)" \
+		"$(cat "$work/mount.err")"
+	end_mnt "$n"
+}
+
 # 5. mode=, uid=, gid= set the root directory.
 check_root_owner() {
 	n="mode=0700,uid=1234,gid=5678"
@@ -667,6 +697,7 @@ check_size_limit
 check_inode_limit
 check_unlimited
 check_bad_options
+check_mem_values
 check_root_owner
 check_defaults
 check_mount_helper

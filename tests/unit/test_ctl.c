@@ -298,6 +298,53 @@ static void test_errors(struct tierfs *fs)
 	CHECK(strstr(buf, "frobnicate") != NULL);
 }
 
+/* set: the values mount refuses are refused, by the same message, changing nothing. */
+static void test_set_values(struct tierfs *fs)
+{
+	static const struct {
+		const char *request;
+		const char *reply;
+	} refused[] = {
+		{ "set mem=1",
+		  "error: set: invalid mem= value '1': the minimum is 4k (one page)\n" },
+		{ "set mem=4095 readahead=vma",
+		  "error: set: invalid mem= value '4095': the minimum is 4k (one page)\n" },
+		{ "set memlimit=1",
+		  "error: set: invalid memlimit= value '1': the minimum is 32m\n" },
+		{ "set cgroup=/x mem=1",
+		  "error: set: invalid mem= value '1': the minimum is 4k (one page)\n" },
+		{ "set mem=1q",
+		  "error: set: invalid mem= value '1q': want bytes with a k/m/g/t/p/e suffix or N% "
+		  "of RAM\n" },
+	};
+	uint64_t mem_cap = fs->data.mem_cap_pages, nr_tenants = fs->tenants.nr;
+	int policy = atomic_load(&fs->data.ra.policy);
+	char buf[512];
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		check_set_context("request \"%s\"", refused[i].request);
+		CHECK_EQ(-EINVAL, ctl_handle(fs, refused[i].request, 0, buf, sizeof(buf)));
+		CHECK_STR(refused[i].reply, buf);
+		CHECK_EQ(mem_cap, fs->data.mem_cap_pages);
+		CHECK_EQ(nr_tenants, fs->tenants.nr);
+		CHECK_EQ(policy, atomic_load(&fs->data.ra.policy));
+	}
+	check_clear_context();
+
+	/* The smallest mem= is taken; more than RAM is taken with a warning line. */
+	CHECK_EQ(0, ctl_handle(fs, "set mem=4k", 0, buf, sizeof(buf)));
+	CHECK(!strncmp(buf, "ok\nmem=4096\n", 12));
+	CHECK_EQ(1, fs->data.mem_cap_pages);
+	CHECK_EQ(0, ctl_handle(fs, "set mem=1e", 0, buf, sizeof(buf)));
+	if (!CHECK(!strncmp(buf, "ok\nwarning: mem= value '1e' is more than the machine's RAM (",
+			    60)))
+		printf("     reply: \"%s\"\n", buf);
+	CHECK(strstr(buf, "\nmem=1152921504606846976\n") != NULL);
+	CHECK_EQ(0, ctl_handle(fs, "set cgroup=/x mem=4k", 0, buf, sizeof(buf)));
+	CHECK_STR("ok\ncgroup=/x\nmem=4096\n", buf);
+	CHECK_EQ(0, ctl_handle(fs, "set mem=64m", 0, buf, sizeof(buf)));
+}
+
 /* A reply buffer too small: NUL-terminated, nothing written past it. */
 static void test_small_buffer(struct tierfs *fs)
 {
@@ -356,6 +403,7 @@ int main(void)
 
 	test_stats(&fs);
 	test_errors(&fs);
+	test_set_values(&fs);
 	test_small_buffer(&fs);
 	tierfs_destroy(&fs);
 	return check_done("ctl");

@@ -218,7 +218,6 @@ static void test_bad_options(void)
 		{ "size=1m,colour=blue", "colour" },
 		{ "memlimit=1m", "memlimit" },
 		{ "memlimit=", "memlimit" },
-		{ "memlimit=0", "memlimit" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -234,6 +233,83 @@ static void test_bad_options(void)
 			printf("     message: \"%s\"\n", err);
 	}
 	check_clear_context();
+}
+
+/* mem= and memlimit=: a minimum, named in the message, and a warning past RAM. */
+static void test_mem_values(void)
+{
+	static const struct {
+		const char *opts;
+		const char *message;
+	} refused[] = {
+		{ "mem=4095", "invalid mem= value '4095': the minimum is 4k (one page)" },
+		{ "mem=1", "invalid mem= value '1': the minimum is 4k (one page)" },
+		{ "mem=0", "invalid mem= value '0': the minimum is 4k (one page)" },
+		{ "memlimit=1", "invalid memlimit= value '1': the minimum is 32m" },
+		{ "memlimit=32767k", "invalid memlimit= value '32767k': the minimum is 32m" },
+		{ "memlimit=0", "invalid memlimit= value '0': the minimum is 32m" },
+	};
+	char *argv_min[] = { "tierfs", "-o", "mem=4k,memlimit=32m", "/mnt", NULL };
+	char *argv_big[] = { "tierfs", "-o", "mem=16g,memlimit=200%", "/mnt", NULL };
+	struct tierfs_options o;
+	char err[512];
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char list[64];
+		char *argv[] = { "tierfs", "-o", list, "/mnt", NULL };
+
+		snprintf(list, sizeof(list), "%s", refused[i].opts);
+		check_set_context("-o %s", refused[i].opts);
+		CHECK_EQ(-EINVAL, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK_STR(refused[i].message, err);
+	}
+	check_clear_context();
+
+	CHECK_EQ(0, options_parse(ARGC(argv_min), argv_min, RAM, &o, err, sizeof(err)));
+	CHECK_STR("", err);
+	CHECK_EQ(4096, o.mem);
+	CHECK_EQ(32ULL << 20, o.memlimit);
+
+	/* More than RAM is taken, with one warning line each. */
+	CHECK_EQ(0, options_parse(ARGC(argv_big), argv_big, RAM, &o, err, sizeof(err)));
+	CHECK_STR("mem= value '16g' is more than the machine's RAM (8.0 GiB)\n"
+		  "memlimit= value '200%' is more than the machine's RAM (8.0 GiB)\n",
+		  err);
+	CHECK_EQ(16ULL << 30, o.mem);
+	CHECK_EQ(2 * RAM, o.memlimit);
+
+	/* The check tierctl set shares, where memlimit=0 is none. */
+	CHECK_EQ(0, options_parse_amount("memlimit", "0", RAM, &v, err, sizeof(err)));
+	CHECK_EQ(0, v);
+	CHECK_EQ(-EINVAL, options_parse_amount("mem", "4095", RAM, &v, err, sizeof(err)));
+	CHECK_STR("invalid mem= value '4095': the minimum is 4k (one page)", err);
+	CHECK_EQ(0, options_parse_amount("mem", "8g", RAM, &v, err, sizeof(err)));
+	CHECK_EQ(RAM, v);
+	CHECK_EQ(1, options_parse_amount("mem", "8388609k", RAM, &v, err, sizeof(err)));
+	CHECK_EQ(RAM + 1024, v);
+	/* size= more than RAM is no slip: no warning. */
+	CHECK_EQ(0, options_parse_amount("size", "200%", RAM, &v, err, sizeof(err)));
+	CHECK_EQ(2 * RAM, v);
+	CHECK_EQ(-EINVAL, options_parse_amount("nr_inodes", "101%", RAM, &v, err, sizeof(err)));
+	CHECK_STR("invalid nr_inodes= value '101%': want a count with a k/m/g/t/p/e suffix or N% "
+		  "of RAM pages up to 100%",
+		  err);
+
+	{
+		static const struct {
+			uint64_t bytes;
+			const char *text;
+		} sizes[] = { { 0, "0" },	    { 4095, "4095" },
+			      { 4096, "4k" },	    { 32ULL << 20, "32m" },
+			      { 5ULL << 40, "5t" }, { 1ULL << 60, "1e" },
+			      { 4097, "4097" } };
+
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			options_format_size(sizes[i].bytes, err, sizeof(err));
+			CHECK_STR(sizes[i].text, err);
+		}
+	}
 }
 
 /* Every size and count message names the same suffixes as --help. */
@@ -383,6 +459,7 @@ int main(void)
 	test_defaults();
 	test_own_keys();
 	test_bad_options();
+	test_mem_values();
 	test_suffixes_named();
 	test_kernel_flags();
 	test_positional_and_flags();
