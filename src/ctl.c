@@ -104,7 +104,7 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	ITEM(NULL, "footprint_bytes", fp.total, UNIT_BYTES);
 	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_COUNT);
 	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_COUNT);
-	ITEM(NULL, "max_inodes", fs->ns.max_inodes, UNIT_COUNT);
+	ITEM(NULL, "max_inodes", atomic_load(&fs->ns.max_inodes), UNIT_COUNT);
 	ITEM("pool", "reserved_bytes", ps.nr_pages_max * PAGE_SIZE, UNIT_BYTES);
 	ITEM("pool", "backed_bytes", ps.nr_backed * PAGE_SIZE, UNIT_BYTES);
 	ITEM("pool", "ready_bytes", ps.nr_ready * PAGE_SIZE, UNIT_BYTES);
@@ -304,17 +304,75 @@ static bool may_change(struct tierfs *fs, uid_t peer_uid)
 	return peer_uid == 0 || peer_uid == fs->opts.uid;
 }
 
+/*
+ * Whether size= (bytes) or nr_inodes= can become v on the running mount.
+ * As on tmpfs, whose remount fails with EINVAL "Too small size for current
+ * use", not below what is in use; and size= not past the page pool, whose
+ * address space was reserved at mount for the size= of then.
+ */
+static int check_limit(struct tierfs *fs, const char *key, const char *val, uint64_t v, char *msg,
+		       size_t msg_len)
+{
+	uint64_t pages = v / PAGE_SIZE + !!(v % PAGE_SIZE), used;
+	struct pagepool_stats ps;
+	char text[32];
+
+	if (!strcmp(key, "nr_inodes")) {
+		used = atomic_load(&fs->ns.nr_inodes);
+		if (v && v < used) {
+			snprintf(msg, msg_len,
+				 "invalid nr_inodes= value '%s': too few for current use (%" PRIu64
+				 " inodes)",
+				 val, used);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	used = atomic_load(&fs->data.nr_pages);
+	if (pages && pages < used) {
+		options_format_size(used << PAGE_SHIFT, text, sizeof(text));
+		snprintf(msg, msg_len,
+			 "invalid size= value '%s': too small for current use (%" PRIu64
+			 " pages, %s)",
+			 val, used, text);
+		return -EINVAL;
+	}
+	pagepool_get_stats(fs->data.pool, &ps);
+	if (pages > ps.nr_pages_max) {
+		options_format_size(ps.nr_pages_max << PAGE_SHIFT, text, sizeof(text));
+		snprintf(msg, msg_len,
+			 "invalid size= value '%s': at most %s, the page pool this mount reserved "
+			 "at mount time",
+			 val, text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The new limits, checked by check_limit().  Writes and creates read them
+ * without a lock: one in flight may still pass the old limit.
+ */
+static void set_limits(struct tierfs *fs, uint64_t size_bytes, uint64_t nr_inodes)
+{
+	fs->data.max_pages = size_bytes / PAGE_SIZE + !!(size_bytes % PAGE_SIZE);
+	fs->opts.size = size_bytes;
+	atomic_store(&fs->ns.max_inodes, nr_inodes);
+	fs->opts.nr_inodes = nr_inodes;
+}
+
 /* "set KEY=VALUE...": every pair checked before any is applied. */
 static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t size)
 {
 	struct data_space *ds = &fs->data;
 	uint64_t mem = ds->mem_cap_pages << PAGE_SHIFT, limit = ds->limit_bytes;
+	uint64_t size_bytes = fs->opts.size, nr_inodes = fs->opts.nr_inodes;
 	enum readahead_policy policy = (enum readahead_policy)atomic_load(&ds->ra.policy);
 	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
 	char copy[CTL_REQUEST_MAX], *save = NULL, *pair, *cgroup = NULL;
 	char msg[256], warnings[512] = "";
 	size_t warnings_len = 0;
-	bool has_mem = false;
+	bool has_mem = false, has_budget = false, has_limits = false, has_other = false;
 	int nr = 0, ret;
 
 	snprintf(copy, sizeof(copy), "%s", args);
@@ -326,7 +384,18 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 			return -EINVAL;
 		}
 		*val++ = '\0';
-		if (!strcmp(pair, "mem") || !strcmp(pair, "memlimit")) {
+		if (!strcmp(pair, "size") || !strcmp(pair, "nr_inodes")) {
+			uint64_t *v = !strcmp(pair, "size") ? &size_bytes : &nr_inodes;
+
+			ret = options_parse_amount(pair, val, ram, v, msg, sizeof(msg));
+			if (!ret)
+				ret = check_limit(fs, pair, val, *v, msg, sizeof(msg));
+			if (ret) {
+				snprintf(buf, size, "error: set: %s\n", msg);
+				return ret;
+			}
+			has_limits = has_other = true;
+		} else if (!strcmp(pair, "mem") || !strcmp(pair, "memlimit")) {
 			/* The check of mount and remount; memlimit=0 is none. */
 			ret = options_parse_amount(pair, val, ram,
 						   !strcmp(pair, "mem") ? &mem : &limit, msg,
@@ -338,10 +407,15 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 			if (ret)
 				put(warnings, sizeof(warnings), &warnings_len, "warning: %s\n",
 				    msg);
-			has_mem |= !strcmp(pair, "mem");
+			if (!strcmp(pair, "mem"))
+				has_mem = true;
+			else
+				has_other = true;
+			has_budget = true;
 		} else if (!strcmp(pair, "readahead")) {
 			if (readahead_parse(val, &policy))
 				goto bad_value;
+			has_other = true;
 		} else if (!strcmp(pair, "cgroup")) {
 			if (val[0] != '/' || strlen(val) >= PATH_MAX)
 				goto bad_value;
@@ -356,12 +430,14 @@ bad_value:
 		return -EINVAL;
 	}
 	if (!nr) {
-		snprintf(buf, size, "error: set: want KEY=VALUE (mem, memlimit, readahead)\n");
+		snprintf(buf, size,
+			 "error: set: want KEY=VALUE (size, nr_inodes, mem, memlimit, readahead, "
+			 "cgroup)\n");
 		return -EINVAL;
 	}
 	if (cgroup) {
 		/* A tenant's share: mem=, or without it back to cg_share=. */
-		if (limit != ds->limit_bytes || !ds->backend) {
+		if (has_other || !ds->backend) {
 			snprintf(
 				buf, size,
 				"error: set: cgroup= takes mem= only, on a mount with a backend\n");
@@ -376,17 +452,24 @@ bad_value:
 			 has_mem ? mem : 0);
 		return 0;
 	}
-	if (!mem && !limit) {
+	if (has_budget && !mem && !limit) {
 		snprintf(buf, size, "error: set: mem= and memlimit= cannot both be none\n");
 		return -EINVAL;
 	}
-	if (ds->backend)
-		budget_set(ds, mem, limit);
+	if (has_limits)
+		set_limits(fs, size_bytes, nr_inodes);
+	if (has_budget) {
+		if (ds->backend)
+			budget_set(ds, mem, limit);
+		fs->opts.mem = mem;
+		fs->opts.memlimit = limit;
+	}
 	atomic_store(&ds->ra.policy, (int)policy);
-	fs->opts.mem = mem;
-	fs->opts.memlimit = limit;
-	snprintf(buf, size, "ok\n%smem=%" PRIu64 "\nmemlimit=%" PRIu64 "\nreadahead=%s\n", warnings,
-		 mem, limit, readahead_name(policy));
+	fs->opts.readahead = policy;
+	snprintf(buf, size,
+		 "ok\n%ssize=%" PRIu64 "\nnr_inodes=%" PRIu64 "\nmem=%" PRIu64 "\nmemlimit=%" PRIu64
+		 "\nreadahead=%s\n",
+		 warnings, fs->opts.size, fs->opts.nr_inodes, mem, limit, readahead_name(policy));
 	return 0;
 }
 

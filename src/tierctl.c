@@ -366,8 +366,12 @@ static const struct command commands[] = {
 	  "  backend now.  Root or the mount's owner only.\n" },
 	{ "set", cmd_set, "tierctl set MOUNTPOINT KEY=VALUE...",
 	  "  Change settings of the running daemon, all or none, and print them all:\n"
-	  "    mem=SIZE        resident budget (" OPTIONS_SUFFIXES " suffix or N% of RAM),\n"
-	  "                    at least 4k; more than RAM is taken with a warning\n"
+	  "    size=SIZE       file data limit (" OPTIONS_SUFFIXES " suffix or N% of RAM); 0 =\n"
+	  "                    none; not below the data held, nor past the page pool\n"
+	  "                    reserved at mount (for the size= of then, or RAM)\n"
+	  "    nr_inodes=N     inode limit, not below the inodes in use; 0 = none\n"
+	  "    mem=SIZE        resident budget, at least 4k; more than RAM is taken\n"
+	  "                    with a warning\n"
 	  "    memlimit=SIZE   the daemon's whole memory limit, at least 32m; 0 = none\n"
 	  "    readahead=auto|direct|cluster|vma   what a swap-in brings back\n"
 	  "    cgroup=PATH [mem=SIZE]  a tenant cgroup's resident share instead\n"
