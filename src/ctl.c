@@ -361,8 +361,11 @@ static void set_limits(struct tierfs *fs, uint64_t size_bytes, uint64_t nr_inode
 	fs->opts.nr_inodes = nr_inodes;
 }
 
-/* "set KEY=VALUE...": every pair checked before any is applied. */
-static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t size)
+/*
+ * "set KEY=VALUE...", and what a remount changes (verb names it in the
+ * messages): every pair checked before any is applied.
+ */
+static int handle_set(struct tierfs *fs, const char *verb, const char *args, char *buf, size_t size)
 {
 	struct data_space *ds = &fs->data;
 	uint64_t mem = ds->mem_cap_pages << PAGE_SHIFT, limit = ds->limit_bytes;
@@ -380,7 +383,7 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 		char *val = strchr(pair, '=');
 
 		if (!val || val == pair) {
-			snprintf(buf, size, "error: set: want KEY=VALUE, got '%.64s'\n", pair);
+			snprintf(buf, size, "error: %s: want KEY=VALUE, got '%.64s'\n", verb, pair);
 			return -EINVAL;
 		}
 		*val++ = '\0';
@@ -391,7 +394,7 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 			if (!ret)
 				ret = check_limit(fs, pair, val, *v, msg, sizeof(msg));
 			if (ret) {
-				snprintf(buf, size, "error: set: %s\n", msg);
+				snprintf(buf, size, "error: %s: %s\n", verb, msg);
 				return ret;
 			}
 			has_limits = has_other = true;
@@ -401,7 +404,7 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 						   !strcmp(pair, "mem") ? &mem : &limit, msg,
 						   sizeof(msg));
 			if (ret < 0) {
-				snprintf(buf, size, "error: set: %s\n", msg);
+				snprintf(buf, size, "error: %s: %s\n", verb, msg);
 				return ret;
 			}
 			if (ret)
@@ -421,31 +424,32 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 				goto bad_value;
 			cgroup = val;
 		} else {
-			snprintf(buf, size, "error: set: unknown key '%.64s'\n", pair);
+			snprintf(buf, size, "error: %s: unknown key '%.64s'\n", verb, pair);
 			return -EINVAL;
 		}
 		continue;
 bad_value:
-		snprintf(buf, size, "error: set: invalid %.16s= value '%.64s'\n", pair, val);
+		snprintf(buf, size, "error: %s: invalid %.16s= value '%.64s'\n", verb, pair, val);
 		return -EINVAL;
 	}
-	if (!nr) {
+	if (!nr && strcmp(verb, "remount")) {
 		snprintf(buf, size,
-			 "error: set: want KEY=VALUE (size, nr_inodes, mem, memlimit, readahead, "
-			 "cgroup)\n");
+			 "error: %s: want KEY=VALUE (size, nr_inodes, mem, memlimit, readahead, "
+			 "cgroup)\n",
+			 verb);
 		return -EINVAL;
 	}
 	if (cgroup) {
 		/* A tenant's share: mem=, or without it back to cg_share=. */
 		if (has_other || !ds->backend) {
-			snprintf(
-				buf, size,
-				"error: set: cgroup= takes mem= only, on a mount with a backend\n");
+			snprintf(buf, size,
+				 "error: %s: cgroup= takes mem= only, on a mount with a backend\n",
+				 verb);
 			return -EINVAL;
 		}
 		ret = tenants_set_share(&fs->tenants, &ds->lru, cgroup, has_mem ? mem : 0);
 		if (ret) {
-			snprintf(buf, size, "error: set: no room for another cgroup\n");
+			snprintf(buf, size, "error: %s: no room for another cgroup\n", verb);
 			return ret;
 		}
 		snprintf(buf, size, "ok\n%scgroup=%s\nmem=%" PRIu64 "\n", warnings, cgroup,
@@ -453,7 +457,7 @@ bad_value:
 		return 0;
 	}
 	if (has_budget && !mem && !limit) {
-		snprintf(buf, size, "error: set: mem= and memlimit= cannot both be none\n");
+		snprintf(buf, size, "error: %s: mem= and memlimit= cannot both be none\n", verb);
 		return -EINVAL;
 	}
 	if (has_limits)
@@ -471,6 +475,21 @@ bad_value:
 		 "\nreadahead=%s\n",
 		 warnings, fs->opts.size, fs->opts.nr_inodes, mem, limit, readahead_name(policy));
 	return 0;
+}
+
+/* "remount LIST": mount(8)'s whole option list; what changes goes through set. */
+static int handle_remount(struct tierfs *fs, const char *list, char *buf, size_t size)
+{
+	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	char pairs[CTL_REQUEST_MAX], msg[256];
+	int ret;
+
+	ret = options_remount(&fs->opts, list, ram, pairs, sizeof(pairs), msg, sizeof(msg));
+	if (ret) {
+		snprintf(buf, size, "error: remount: %s\n", msg);
+		return ret;
+	}
+	return handle_set(fs, "remount", pairs, buf, size);
 }
 
 static int handle_drain(struct tierfs *fs, const char *arg, char *buf, size_t size)
@@ -528,7 +547,15 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 				 "error: set: permission denied (root or the mount's owner)\n");
 			return -EPERM;
 		}
-		return handle_set(fs, request + 3, buf, size);
+		return handle_set(fs, "set", request + 3, buf, size);
+	}
+	if (!strncmp(request, "remount ", 8)) {
+		if (!may_change(fs, peer_uid)) {
+			snprintf(buf, size,
+				 "error: remount: permission denied (root or the mount's owner)\n");
+			return -EPERM;
+		}
+		return handle_remount(fs, request + 8, buf, size);
 	}
 	if (!strncmp(request, "drain", 5) && (request[5] == ' ' || !request[5])) {
 		if (strcmp(request, "drain status") && !may_change(fs, peer_uid)) {

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * The tierfs daemon's life: parse and check every option, mount, daemonize,
- * serve until unmounted or signalled, and unmount cleanly.  In the core
- * library so that a test build of the daemon can wrap its backend.
+ * serve until unmounted or signalled, and unmount cleanly; or, for -o
+ * remount, hand the change to the daemon that serves the mount.  In the
+ * core library so that a test build of the daemon can wrap its backend.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "tierfs/ctl.h"
@@ -34,6 +37,65 @@ static int serve(struct fuse_session *se, bool single_thread)
 	return ret;
 }
 
+/*
+ * mount -o remount: mount(8) runs the helper again, with "remount" and
+ * every option (those in force, FUSE's, fstab's, the new ones).  The
+ * running daemon checks and applies tierfs's own through the control
+ * channel, all or none; the kernel flags (ro, nosuid, ...) are then
+ * changed here, as mount(8) would for a filesystem without a helper.
+ */
+static int remount(int argc, char **argv, const struct tierfs_options *opts)
+{
+	char mnt[PATH_MAX], request[CTL_REQUEST_MAX], reply[4096];
+	unsigned long flags;
+	struct statvfs sv;
+	bool is_changed;
+	int ret;
+
+	if (!realpath(opts->mountpoint, mnt)) {
+		fprintf(stderr, "tierfs: remount: '%s': %s\n", opts->mountpoint, strerror(errno));
+		return 1;
+	}
+	memcpy(request, "remount ", 8);
+	if (options_join_lists(argc, argv, request + 8, sizeof(request) - 8) ||
+	    strchr(request, '\n')) {
+		fprintf(stderr,
+			"tierfs: remount: the option list is too long or holds a newline\n");
+		return 1;
+	}
+	ret = ctl_request(mnt, request, reply, sizeof(reply));
+	if (ret == -ENOTCONN) {
+		fprintf(stderr, "tierfs: remount: %s: not a tierfs mount (no daemon answers)\n",
+			mnt);
+		return 1;
+	}
+	if (ret == -EPROTO) {
+		fprintf(stderr, "tierfs: %s\n",
+			reply[0] ? reply : "remount: no reply from the daemon");
+		return 1;
+	}
+	if (ret) {
+		fprintf(stderr, "tierfs: remount: %s: %s\n", mnt, strerror(-ret));
+		return 1;
+	}
+	for (char *line = reply, *end; (end = strchr(line, '\n')); line = end + 1)
+		if (!strncmp(line, "warning: ", 9))
+			fprintf(stderr, "tierfs: %.*s\n", (int)(end - line), line);
+	if (!opts->kernel_opts[0])
+		return 0;
+	if (statvfs(mnt, &sv)) {
+		fprintf(stderr, "tierfs: remount: %s: %s\n", mnt, strerror(errno));
+		return 1;
+	}
+	flags = options_remount_flags(opts, sv.f_flag, &is_changed);
+	if (is_changed && mount(opts->source, mnt, NULL, MS_REMOUNT | flags, NULL)) {
+		fprintf(stderr, "tierfs: remount: the mount flags of %s: %s\n", mnt,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 {
 	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
@@ -50,9 +112,13 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	if (ret == 1)
 		return 0;
 	if (ret < 0) {
-		fprintf(stderr, "tierfs: %s\n(see tierfs --help)\n", err);
+		fprintf(stderr, "tierfs: %s%s\n(see tierfs --help)\n",
+			opts.is_remount ? "remount: " : "", err);
 		return 1;
 	}
+	/* The daemon gives its own warnings about the values it takes. */
+	if (opts.is_remount)
+		return remount(argc, argv, &opts);
 	for (char *line = err, *end; (end = strchr(line, '\n')); line = end + 1)
 		fprintf(stderr, "tierfs: warning: %.*s\n", (int)(end - line), line);
 	if (!realpath(opts.mountpoint, mnt) || stat(mnt, &st)) {

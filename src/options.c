@@ -2,12 +2,15 @@
 /*
  * Option parsing.  tierfs's own keys are checked here; the usual mount
  * flags are passed on to the kernel; anything else stops the mount with a
- * message that names it.
+ * message that names it.  A remount is checked here too, against the
+ * options the mount runs with.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "tierfs/backend.h"
@@ -55,6 +58,19 @@ static const char *const kernel_flags[] = {
 static const char *const ignored_flags[] = {
 	"defaults", "auto", "noauto", "user", "nouser", "users", "_netdev", "nofail",
 	"default_permissions", NULL,
+};
+
+/*
+ * What /proc/mounts shows of the FUSE connection besides the flags above:
+ * mount(8) repeats it on a remount, and it is libfuse's to set, not ours.
+ */
+static const char *const fuse_keys[] = {
+	"user_id", "group_id", "rootmode", "max_read", "blksize", "fd", NULL,
+};
+
+/* The options that change on a remount (tierctl set takes them too). */
+static const char *const live_keys[] = {
+	"size", "nr_inodes", "mem", "memlimit", "readahead", NULL,
 };
 
 static bool is_in(const char *const *list, const char *key)
@@ -276,6 +292,10 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		if (codec_parse(val, &o->codec, &o->codec_level))
 			return fail("invalid compressor= value '%s': want lz4 or zstd, with :LEVEL",
 				    val);
+	} else if (!strcmp(opt, "remount") && !val && o->is_remount) {
+		return 0;
+	} else if (val && o->is_remount && is_in(fuse_keys, opt)) {
+		return 0;
 	} else if (!strcmp(opt, "allow_other") && !val) {
 		o->allow_other = true;
 	} else if ((!strcmp(opt, "fsname") || !strcmp(opt, "subtype")) && val) {
@@ -308,6 +328,193 @@ static int parse_list(struct tierfs_options *o, const char *list, uint64_t ram, 
 	return ret;
 }
 
+/* The option list of argv[*i] if it is -oLIST or -o LIST (*i moved past it), else NULL. */
+static const char *list_at(int argc, char **argv, int *i)
+{
+	if (strncmp(argv[*i], "-o", 2))
+		return NULL;
+	if (argv[*i][2])
+		return argv[*i] + 2;
+	return *i + 1 < argc ? argv[++*i] : NULL;
+}
+
+static bool has_remount(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *list = list_at(argc, argv, &i);
+
+		for (const char *p = list; p && *p; p += strcspn(p, ",")) {
+			p += *p == ',';
+			if (!strncmp(p, "remount", 7) && (!p[7] || p[7] == ','))
+				return true;
+		}
+	}
+	return false;
+}
+
+int options_join_lists(int argc, char **argv, char *out, size_t len)
+{
+	size_t n = 0;
+
+	if (len)
+		out[0] = '\0';
+	for (int i = 1; i < argc; i++) {
+		const char *list = list_at(argc, argv, &i);
+
+		if (list)
+			n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? "," : "",
+					      list);
+	}
+	return n < len ? 0 : -E2BIG;
+}
+
+/* The first key whose value differs between a and b among those a remount cannot change. */
+static const char *fixed_change(const struct tierfs_options *a, const struct tierfs_options *b)
+{
+	if (a->mode != b->mode)
+		return "mode=";
+	if (a->uid != b->uid)
+		return "uid=";
+	if (a->gid != b->gid)
+		return "gid=";
+	if (a->cache != b->cache)
+		return "cache=";
+	if (a->backend != b->backend || strcmp(a->swap_path, b->swap_path))
+		return "backend=";
+	if (a->codec != b->codec || a->codec_level != b->codec_level)
+		return "compressor=";
+	if (a->swapsize != b->swapsize)
+		return "swapsize=";
+	/* 0 is the default, 50%: either may be repeated. */
+	if ((a->cg_share ? a->cg_share : 50) != (b->cg_share ? b->cg_share : 50))
+		return "cg_share=";
+	if (a->allow_other != b->allow_other)
+		return "allow_other";
+	return NULL;
+}
+
+static bool live_differs(const char *key, const struct tierfs_options *a,
+			 const struct tierfs_options *b)
+{
+	if (!strcmp(key, "size"))
+		return a->size != b->size;
+	if (!strcmp(key, "nr_inodes"))
+		return a->nr_inodes != b->nr_inodes;
+	if (!strcmp(key, "mem"))
+		return a->mem != b->mem;
+	if (!strcmp(key, "memlimit"))
+		return a->memlimit != b->memlimit;
+	return a->readahead != b->readahead;
+}
+
+int options_remount(const struct tierfs_options *cur, const char *list, uint64_t ram, char *set,
+		    size_t set_len, char *err, size_t err_len)
+{
+	const char *vals[sizeof(live_keys) / sizeof(live_keys[0])] = { NULL };
+	struct tierfs_options o = *cur;
+	char *copy = strdup(list), *save = NULL, *opt;
+	const char *changed;
+	size_t n = 0;
+	int ret = 0;
+
+	if (!copy)
+		return fail("out of memory");
+	err[0] = '\0';
+	o.kernel_opts[0] = '\0';
+	o.is_remount = true;
+	for (opt = strtok_r(copy, ",", &save); opt && !ret; opt = strtok_r(NULL, ",", &save)) {
+		ret = parse_one(&o, opt, ram, err, err_len);
+		/* parse_one cut opt at its '=': the value follows the key. */
+		for (int k = 0; live_keys[k] && !ret; k++)
+			if (!strcmp(opt, live_keys[k]))
+				vals[k] = opt + strlen(opt) + 1;
+	}
+	if (ret)
+		goto free_copy;
+	changed = fixed_change(cur, &o);
+	if (changed) {
+		ret = fail("%s cannot change on a mounted tierfs", changed);
+		goto free_copy;
+	}
+	/* The warnings come again from set's checks of the same values. */
+	err[0] = '\0';
+	/* Each live value as given, for the messages, and only if it changes. */
+	if (set_len)
+		set[0] = '\0';
+	for (int k = 0; live_keys[k]; k++)
+		if (vals[k] && live_differs(live_keys[k], cur, &o))
+			n += (size_t)snprintf(set + n, n < set_len ? set_len - n : 0, "%s%s=%s",
+					      n ? " " : "", live_keys[k], vals[k]);
+	if (n >= set_len)
+		ret = fail("too many options");
+free_copy:
+	free(copy);
+	return ret;
+}
+
+/* What each kernel flag of a remount sets and clears among statvfs's ST_ bits. */
+static const struct {
+	const char *name;
+	unsigned long set, clear;
+} remount_flags[] = {
+	{ "ro", ST_RDONLY, 0 },
+	{ "rw", 0, ST_RDONLY },
+	{ "nosuid", ST_NOSUID, 0 },
+	{ "suid", 0, ST_NOSUID },
+	{ "nodev", ST_NODEV, 0 },
+	{ "dev", 0, ST_NODEV },
+	{ "noexec", ST_NOEXEC, 0 },
+	{ "exec", 0, ST_NOEXEC },
+	{ "sync", ST_SYNCHRONOUS, 0 },
+	{ "async", 0, ST_SYNCHRONOUS },
+	/* One of noatime, relatime and strictatime; atime is the kernel's default. */
+	{ "noatime", ST_NOATIME, ST_RELATIME },
+	{ "atime", ST_RELATIME, ST_NOATIME },
+	{ "relatime", ST_RELATIME, ST_NOATIME },
+	{ "norelatime", 0, ST_RELATIME },
+	{ "strictatime", 0, ST_RELATIME | ST_NOATIME },
+	{ "nostrictatime", ST_RELATIME, ST_NOATIME },
+	{ "nodiratime", ST_NODIRATIME, 0 },
+	{ "diratime", 0, ST_NODIRATIME },
+};
+
+#define REMOUNT_ST_MASK                                                                    \
+	(ST_RDONLY | ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_SYNCHRONOUS | ST_NOATIME |      \
+	 ST_NODIRATIME | ST_RELATIME)
+
+unsigned long options_remount_flags(const struct tierfs_options *o, unsigned long st_flags,
+				    bool *is_changed)
+{
+	unsigned long st = st_flags & REMOUNT_ST_MASK, ms = 0;
+	char copy[sizeof(o->kernel_opts)], *save = NULL, *opt;
+	bool has_dirsync = false;
+
+	snprintf(copy, sizeof(copy), "%s", o->kernel_opts);
+	for (opt = strtok_r(copy, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+		for (size_t i = 0; i < sizeof(remount_flags) / sizeof(remount_flags[0]); i++) {
+			if (!strcmp(opt, remount_flags[i].name))
+				st = (st & ~remount_flags[i].clear) | remount_flags[i].set;
+		}
+		/* statvfs does not show it: given, it is passed and counts as a change. */
+		has_dirsync |= !strcmp(opt, "dirsync");
+	}
+	*is_changed = st != (st_flags & REMOUNT_ST_MASK) || has_dirsync;
+	ms |= st & ST_RDONLY ? MS_RDONLY : 0;
+	ms |= st & ST_NOSUID ? MS_NOSUID : 0;
+	ms |= st & ST_NODEV ? MS_NODEV : 0;
+	ms |= st & ST_NOEXEC ? MS_NOEXEC : 0;
+	ms |= st & ST_SYNCHRONOUS ? MS_SYNCHRONOUS : 0;
+	ms |= st & ST_NOATIME ? MS_NOATIME : 0;
+	ms |= st & ST_NODIRATIME ? MS_NODIRATIME : 0;
+	ms |= has_dirsync ? MS_DIRSYNC : 0;
+	/* Without an atime flag the kernel keeps the old ones: say them all. */
+	if (st & ST_RELATIME)
+		ms |= MS_RELATIME;
+	else if (!(st & ST_NOATIME))
+		ms |= MS_STRICTATIME;
+	return ms;
+}
+
 int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o, char *err,
 		  size_t err_len)
 {
@@ -329,8 +536,11 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	o->codec_level = o->codec->default_level;
 	o->allow_other = getuid() == 0;
 	o->source = "tierfs";
+	/* A remount's flags say what changes: no defaults among them. */
+	o->is_remount = has_remount(argc, argv);
 	/* Like a tmpfs mounted by root: set-user-ID files and device nodes work. */
-	if (getuid() == 0 && (add_kernel_opt(o, "suid") || add_kernel_opt(o, "dev")))
+	if (getuid() == 0 && !o->is_remount &&
+	    (add_kernel_opt(o, "suid") || add_kernel_opt(o, "dev")))
 		return fail("too many mount options");
 
 	for (int i = 1; i < argc; i++) {
@@ -369,7 +579,7 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	if (nr_positional == 2)
 		o->source = positional[0];
 	o->mountpoint = positional[nr_positional - 1];
-	if (o->allow_other && add_kernel_opt(o, "allow_other"))
+	if (o->allow_other && !o->is_remount && add_kernel_opt(o, "allow_other"))
 		return fail("too many mount options");
 	return 0;
 }

@@ -43,6 +43,7 @@ struct tierfs_options {
 	bool debug;
 	bool allow_other;
 	bool single_thread;		/* serve requests on one thread */
+	bool is_remount;		/* -o remount: change the running mount instead */
 	const char *source;		/* "tierfs" unless mount(8) names one */
 	const char *mountpoint;
 	char kernel_opts[1024];		/* comma list handed to libfuse/mount(2) */
@@ -90,6 +91,32 @@ void options_format_size(uint64_t bytes, char *buf, size_t len);
  */
 int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o, char *err,
 		  size_t err_len);
+
+/*
+ * Join the -o lists of argv with commas into out: what a remount sends to
+ * the running daemon.  Returns 0 or -E2BIG.
+ */
+int options_join_lists(int argc, char **argv, char *out, size_t len);
+
+/*
+ * The daemon's side of a remount: list is every option mount(8) passed
+ * (the flags in force, FUSE's own, fstab's and the new ones); cur the
+ * options the mount runs with.  The values of size=, nr_inodes=, mem=,
+ * memlimit= and readahead= that differ from cur go to set as "KEY=VALUE"
+ * pairs, space-separated, as given (for tierctl set's checks); any other
+ * tierfs option must repeat its value in force.  Returns 0, or -EINVAL
+ * with err naming the option that is wrong or cannot change.
+ */
+int options_remount(const struct tierfs_options *cur, const char *list, uint64_t ram, char *set,
+		    size_t set_len, char *err, size_t err_len);
+
+/*
+ * The mount(2) flags of a remount: st_flags (statvfs's f_flag of the mount)
+ * with o's kernel flags (ro, nosuid, noatime, ...) applied over them.
+ * *is_changed says whether they differ from st_flags.
+ */
+unsigned long options_remount_flags(const struct tierfs_options *o, unsigned long st_flags,
+				    bool *is_changed);
 
 extern const char options_usage[];
 

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 #
 # The mount options of tierfs on live mounts: the size= and nr_inodes= limits
-# and statfs, malformed options, the root's mode and owner, mount(8) and
-# fstab, the signals that end the daemon, cache=, ro, and tierctl stats.
+# and statfs, malformed options and the minimums of mem= and memlimit=,
+# remount (by tierfs -o remount and by mount(8)), the root's mode and owner,
+# mount(8) and fstab, the signals that end the daemon, cache=, ro, and
+# tierctl stats.
 #
 # usage: mnt_options.sh TIERFS_BIN TIERCTL_BIN
 # Each check mounts on a fresh directory and unmounts after itself. Exits 0
@@ -374,6 +376,80 @@ check_mem_values() {
 	end_mnt "$n"
 }
 
+# remount_run NAME EXIT MESSAGE OPTS: tierfs tierfs $mnt -o OPTS, as
+# mount.fuse3 runs it, exits with EXIT and prints MESSAGE on stderr.
+remount_run() {
+	"$tierfs" tierfs "$mnt" -o "$4" >/dev/null 2>"$work/remount.err"
+	expect "$1: exit status" "$2" $?
+	expect "$1: stderr" "$3" "$(cat "$work/remount.err")"
+}
+
+# 4c. -o remount changes the running mount: the limits grow and shrink,
+# not below what is in use nor past the page pool; what cannot change is
+# refused by name unless repeated; ro and rw reach the kernel.
+check_remount() {
+	n="remount"
+	mount_new "$n" size=64M,nr_inodes=1000,mem=32M || return
+	run_dd if="$work/rand8m" of="$mnt/f" bs=1M count=8
+	expect "$n: writing 8 MiB" "0 " "$dd_rc $dd_err"
+
+	remount_run "$n: size=32M,nr_inodes=500,mem=16M,memlimit=256M,readahead=vma" 0 "" \
+		remount,size=32M,nr_inodes=500,mem=16M,memlimit=256M,readahead=vma
+	expect "$n: statfs blocks files after shrinking" "8192 500" "$(statfs '%b %c')"
+	json=$("$tierctl" stats "$mnt" --json 2>&1)
+	for kv in size_bytes:33554432 max_inodes:500 mem_budget_bytes:16777216 \
+		mem_limit_bytes:268435456 'policy_set:"vma"'; do
+		case $json in
+		*"\"${kv%%:*}\":${kv#*:}"[,}]*) ok "$n: stats ${kv%%:*} ${kv#*:}" ;;
+		*) fail "$n: stats ${kv%%:*}" "${kv#*:}" "$json" ;;
+		esac
+	done
+	remount_run "$n: size=64M,nr_inodes=2000 grows them back" 0 "" \
+		rw,remount,size=64M,nr_inodes=2000
+	expect "$n: statfs blocks files after growing" "16384 2000" "$(statfs '%b %c')"
+
+	remount_run "$n: size=128M, past the page pool" 1 \
+		"tierfs: remount: invalid size= value '128M': at most 64m, the page pool this mount reserved at mount time" \
+		remount,size=128M
+	remount_run "$n: size=4M, below the 8 MiB in use" 1 \
+		"tierfs: remount: invalid size= value '4M': too small for current use (2048 pages, 8m)" \
+		remount,size=4M
+	remount_run "$n: nr_inodes=1, below the 2 in use" 1 \
+		"tierfs: remount: invalid nr_inodes= value '1': too few for current use (2 inodes)" \
+		remount,nr_inodes=1
+	remount_run "$n: mem=4095" 1 \
+		"tierfs: remount: invalid mem= value '4095': the minimum is 4k (one page)
+(see tierfs --help)" remount,mem=4095
+	for opt in backend=ramdisk compressor=zstd mode=0700 uid=5 cache=never swapsize=1G; do
+		remount_run "$n: $opt" 1 \
+			"tierfs: remount: ${opt%%=*}= cannot change on a mounted tierfs" \
+			"remount,$opt,size=32M"
+	done
+	expect "$n: nothing refused changed statfs" "16384 2000" "$(statfs '%b %c')"
+	remount_run "$n: fixed options repeated with their values" 0 "" \
+		rw,remount,mode=1777,backend=zpool,cache=auto,compressor=lz4,uid=0,gid=0,size=64M
+
+	remount_run "$n: ro" 0 "" remount,ro
+	case ",$(mount_opts "$mnt")," in
+	*,ro,*) ok "$n: ro in /proc/self/mounts" ;;
+	*) fail "$n: ro in /proc/self/mounts" ro "'$(mount_opts "$mnt")'" ;;
+	esac
+	err=$(touch "$mnt/g" 2>&1)
+	case "$err" in
+	*"$EROFS_MSG"*) ok "$n: ro: touch fails with EROFS" ;;
+	*) fail "$n: ro: touch fails with EROFS" "'$EROFS_MSG'" "'$err'" ;;
+	esac
+	remount_run "$n: rw" 0 "" remount,rw
+	err=$(touch "$mnt/g" 2>&1)
+	expect "$n: rw: touch works again" "" "$err"
+	end_mnt "$n"
+
+	new_mnt
+	remount_run "$n: a directory that is no tierfs" 1 \
+		"tierfs: remount: $mnt: not a tierfs mount (no daemon answers)" remount,size=1G
+	end_mnt "$n"
+}
+
 # 5. mode=, uid=, gid= set the root directory.
 check_root_owner() {
 	n="mode=0700,uid=1234,gid=5678"
@@ -437,6 +513,37 @@ in_mount_ns() {
 	fi
 	release "$mnt"
 
+	# mount(8) passes every option in force and the new ones, with remount.
+	n="mount -o remount"
+	if ! err=$(mount -t fuse.tierfs tierfs "$mnt" -o size=64M,noatime 2>&1) ||
+		! wait_for is_mounted "$mnt"; then
+		fail "$n: mount" "exit 0 and a mount" "'$err'"
+	else
+		err=$(mount -o remount,size=32M,nr_inodes=1000,mem=16M "$mnt" 2>&1)
+		expect "$n,size=32M,nr_inodes=1000,mem=16M MNT" "" "$err"
+		expect "$n: statfs blocks files after shrinking" "8192 1000" "$(statfs '%b %c')"
+		expect "$n: mem_budget_bytes after shrinking" 16777216 \
+			"$(stat_of "$mnt" mem_budget_bytes)"
+		err=$(mount -o remount,size=64M,nr_inodes=2000,mem=48M "$mnt" 2>&1)
+		expect "$n,size=64M,nr_inodes=2000,mem=48M MNT" "" "$err"
+		expect "$n: statfs blocks files after growing" "16384 2000" "$(statfs '%b %c')"
+		expect "$n: mem_budget_bytes after growing" 50331648 \
+			"$(stat_of "$mnt" mem_budget_bytes)"
+		err=$(mount -o remount,backend=ramdisk "$mnt" 2>&1)
+		expect "$n,backend=ramdisk MNT: refused by name" \
+			"tierfs: remount: backend= cannot change on a mounted tierfs" "$err"
+		err=$(mount -o remount,ro "$mnt" 2>&1)
+		expect "$n,ro MNT" "" "$err"
+		expect "$n,ro: the flags in /proc/self/mounts" ro,noatime \
+			"$(mount_opts "$mnt" | cut -d, -f1-2)"
+		err=$(mount -o remount,rw "$mnt" 2>&1)
+		expect "$n,rw MNT" "" "$err"
+		expect "$n,rw: the flags in /proc/self/mounts" rw,noatime \
+			"$(mount_opts "$mnt" | cut -d, -f1-2)"
+		expect "$n: statfs blocks files kept" "16384 2000" "$(statfs '%b %c')"
+	fi
+	release "$mnt"
+
 	n="mount -T FSTAB"
 	printf 'tierfs %s fuse.tierfs %s 0 0\n' "$mnt" \
 		"size=32M,mode=0755,noauto,nofail,x-systemd.foo=1" >"$work/fstab"
@@ -448,6 +555,11 @@ in_mount_ns() {
 		ok "$n MNT with size=32M,mode=0755,noauto,nofail,x-systemd.foo=1"
 		expect "$n: statfs blocks" 8192 "$(statfs %b)"
 		expect "$n: root mode" 755 "$(stat -c %a "$mnt" 2>&1)"
+		# fstab's options come again, mode=0755 among them: no change, no refusal.
+		err=$(mount -T "$work/fstab" -o remount,size=16M "$mnt" 2>&1)
+		expect "$n -o remount,size=16M MNT" "" "$err"
+		expect "$n: statfs blocks after the remount" 4096 "$(statfs %b)"
+		expect "$n: root mode after the remount" 755 "$(stat -c %a "$mnt" 2>&1)"
 		err=$(umount "$mnt" 2>&1)
 		expect "$n: umount MNT" "" "$err"
 		expect "$n: not mounted after umount" no \
@@ -463,7 +575,8 @@ check_mount_helper() {
 		return
 	fi
 	new_mnt
-	out=$(unshare -m --propagation private sh "$script" --in-mount-ns "$tierfs" "$mnt" "$work")
+	out=$(unshare -m --propagation private sh "$script" --in-mount-ns "$tierfs" "$mnt" "$work" \
+		"$tierctl")
 	rc=$?
 	printf '%s\n' "$out"
 	nr_pass=$((nr_pass + $(printf '%s\n' "$out" | grep -c '^ok - ')))
@@ -667,10 +780,11 @@ check_enospc_keeps_data() {
 script=$0
 
 if [ "${1:-}" = --in-mount-ns ]; then
-	[ $# -eq 4 ] || exit 1
+	[ $# -eq 5 ] || exit 1
 	tierfs=$2
 	mnt=$3
 	work=$4
+	tierctl=$5
 	in_mount_ns
 	exit 0
 fi
@@ -698,6 +812,7 @@ check_inode_limit
 check_unlimited
 check_bad_options
 check_mem_values
+check_remount
 check_root_owner
 check_defaults
 check_mount_helper

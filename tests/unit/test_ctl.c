@@ -411,6 +411,47 @@ static void test_set_limits(struct tierfs *fs)
 	check_json_key(stats + 3, NULL, "max_inodes", 100);
 }
 
+/* remount: what cannot change is named; the rest goes through set's checks. */
+static void test_remount(struct tierfs *fs)
+{
+	static const struct {
+		const char *request;
+		const char *reply;
+	} refused[] = {
+		{ "remount rw,remount,backend=ramdisk",
+		  "error: remount: backend= cannot change on a mounted tierfs\n" },
+		{ "remount rw,remount,size=8k",
+		  "error: remount: invalid size= value '8k': too small for current use (3 pages, "
+		  "12k)\n" },
+		{ "remount rw,remount,mem=1",
+		  "error: remount: invalid mem= value '1': the minimum is 4k (one page)\n" },
+		{ "remount rw,remount,colour=blue",
+		  "error: remount: unknown option 'colour=blue'\n" },
+	};
+	char buf[512];
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		check_set_context("request \"%s\"", refused[i].request);
+		CHECK_EQ(-EINVAL, ctl_handle(fs, refused[i].request, 0, buf, sizeof(buf)));
+		CHECK_STR(refused[i].reply, buf);
+		CHECK_EQ(256, fs->data.max_pages);
+	}
+	check_clear_context();
+	CHECK_EQ(-EPERM, ctl_handle(fs, "remount size=512k", 12345, buf, sizeof(buf)));
+	CHECK_EQ(256, fs->data.max_pages);
+
+	/* Nothing but flags: ok, nothing changes. */
+	CHECK_EQ(0, ctl_handle(fs, "remount ro,remount,user_id=0,group_id=0", 0, buf, sizeof(buf)));
+	if (!CHECK(!strncmp(buf, "ok\nsize=1048576\nnr_inodes=100\n", 30)))
+		printf("     reply: \"%s\"\n", buf);
+	CHECK_EQ(0, ctl_handle(fs, "remount rw,remount,size=512k,nr_inodes=50,size=12k", 0, buf,
+			       sizeof(buf)));
+	CHECK_EQ(3, fs->data.max_pages);
+	CHECK_EQ(50, atomic_load(&fs->ns.max_inodes));
+	CHECK_EQ(0, ctl_handle(fs, "remount remount,size=1m,nr_inodes=100", 0, buf, sizeof(buf)));
+	CHECK_EQ(256, fs->data.max_pages);
+}
+
 /* A reply buffer too small: NUL-terminated, nothing written past it. */
 static void test_small_buffer(struct tierfs *fs)
 {
@@ -471,6 +512,7 @@ int main(void)
 	test_errors(&fs);
 	test_set_values(&fs);
 	test_set_limits(&fs);
+	test_remount(&fs);
 	test_small_buffer(&fs);
 	tierfs_destroy(&fs);
 	return check_done("ctl");

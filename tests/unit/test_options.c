@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "tierfs/options.h"
@@ -433,6 +435,117 @@ static void test_positional_and_flags(void)
 	CHECK(strstr(options_usage, "-V, --version") != NULL);
 }
 
+/* A remount: what mount(8) passes, checked against the options in force. */
+static void test_remount(void)
+{
+	static const struct {
+		const char *list;
+		int ret;
+		const char *out; /* the set pairs, or the message */
+	} cases[] = {
+		/* What mount(8) passes for "mount -o remount,size=32M MNT". */
+		{ "rw,noatime,remount,user_id=0,group_id=0,default_permissions,allow_other,"
+		  "size=32M,nr_inodes=1000,dev,suid",
+		  0, "size=32M" },
+		{ "remount,mem=16m,readahead=vma,memlimit=1g,nr_inodes=10%", 0,
+		  "nr_inodes=10% mem=16m memlimit=1g readahead=vma" },
+		{ "remount,size=1m,size=64m", 0, "" },
+		{ "remount,size=1m,size=2m", 0, "size=2m" },
+		/* fstab's options again, with their values in force. */
+		{ "rw,remount,size=64m,mode=0755,backend=zpool,compressor=lz4,cache=auto,"
+		  "cg_share=50%,uid=12,gid=34,mem=32m,readahead=auto",
+		  0, "" },
+		{ "remount,backend=ramdisk", -EINVAL,
+		  "backend= cannot change on a mounted tierfs" },
+		{ "remount,backend=file:/tmp/x", -EINVAL,
+		  "backend= cannot change on a mounted tierfs" },
+		{ "remount,compressor=zstd", -EINVAL,
+		  "compressor= cannot change on a mounted tierfs" },
+		{ "remount,mode=0700", -EINVAL, "mode= cannot change on a mounted tierfs" },
+		{ "remount,uid=5", -EINVAL, "uid= cannot change on a mounted tierfs" },
+		{ "remount,gid=5", -EINVAL, "gid= cannot change on a mounted tierfs" },
+		{ "remount,cache=never", -EINVAL, "cache= cannot change on a mounted tierfs" },
+		{ "remount,swapsize=1g", -EINVAL, "swapsize= cannot change on a mounted tierfs" },
+		{ "remount,cg_share=20%", -EINVAL, "cg_share= cannot change on a mounted tierfs" },
+		{ "remount,size=abc", -EINVAL,
+		  "invalid size= value 'abc': want bytes with a k/m/g/t/p/e suffix or N% of RAM" },
+		{ "remount,frob", -EINVAL, "unknown option 'frob'" },
+	};
+	char *argv_cur[] = { "tierfs", "-o",
+			     "size=64m,nr_inodes=1000,mem=32m,mode=0755,uid=12,gid=34,allow_other",
+			     "/mnt", NULL };
+	char *argv_no_other[] = { "tierfs", "/mnt", NULL };
+	char *argv_remount[] = { "tierfs", "tierfs", "/mnt", "-o", "rw,remount", "-osize=1g", NULL };
+	char *argv_fuse_keys[] = { "tierfs", "-o", "user_id=0", "/mnt", NULL };
+	struct tierfs_options cur, o;
+	char set[256], err[256];
+
+	if (!CHECK_EQ(0, options_parse(ARGC(argv_cur), argv_cur, RAM, &cur, err, sizeof(err))))
+		return;
+	CHECK(!cur.is_remount);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		check_set_context("remount \"%s\"", cases[i].list);
+		strcpy(set, "unset");
+		CHECK_EQ(cases[i].ret, options_remount(&cur, cases[i].list, RAM, set, sizeof(set),
+						       err, sizeof(err)));
+		CHECK_STR(cases[i].out, cases[i].ret ? err : set);
+	}
+	check_clear_context();
+
+	/* allow_other is one more option that cannot change. */
+	CHECK_EQ(0, options_parse(ARGC(argv_no_other), argv_no_other, RAM, &o, err, sizeof(err)));
+	o.allow_other = false;
+	CHECK_EQ(-EINVAL, options_remount(&o, "remount,allow_other", RAM, set, sizeof(set), err,
+					  sizeof(err)));
+	CHECK_STR("allow_other cannot change on a mounted tierfs", err);
+
+	/* The helper's side: a remount, its lists joined, no default flags. */
+	CHECK_EQ(0, options_parse(ARGC(argv_remount), argv_remount, RAM, &o, err, sizeof(err)));
+	CHECK(o.is_remount);
+	CHECK_STR("rw", o.kernel_opts);
+	CHECK_EQ(1ULL << 30, o.size);
+	CHECK_EQ(0, options_join_lists(ARGC(argv_remount), argv_remount, set, sizeof(set)));
+	CHECK_STR("rw,remount,size=1g", set);
+	CHECK_EQ(-E2BIG, options_join_lists(ARGC(argv_remount), argv_remount, set, 8));
+	/* FUSE's own keys are taken on a remount only. */
+	CHECK_EQ(-EINVAL,
+		 options_parse(ARGC(argv_fuse_keys), argv_fuse_keys, RAM, &o, err, sizeof(err)));
+	CHECK_STR("unknown option 'user_id=0'", err);
+}
+
+/* The kernel flags of a remount over those in force. */
+static void test_remount_flags(void)
+{
+	static const struct {
+		const char *kernel_opts;
+		unsigned long st_flags, ms_flags;
+		bool is_changed;
+	} cases[] = {
+		{ "ro,noatime", ST_RELATIME, MS_RDONLY | MS_NOATIME, true },
+		{ "rw,relatime,dev,suid", ST_RELATIME, MS_RELATIME, false },
+		{ "rw", ST_RDONLY | ST_NOSUID | ST_RELATIME, MS_NOSUID | MS_RELATIME, true },
+		{ "", ST_NOSUID | ST_NOEXEC | ST_NOATIME, MS_NOSUID | MS_NOEXEC | MS_NOATIME,
+		  false },
+		{ "strictatime", ST_RELATIME, MS_STRICTATIME, true },
+		{ "nosuid,nodev,noexec,sync", ST_RELATIME,
+		  MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_SYNCHRONOUS | MS_RELATIME, true },
+		{ "dirsync", ST_RELATIME, MS_DIRSYNC | MS_RELATIME, true },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tierfs_options o = { 0 };
+		bool is_changed = !cases[i].is_changed;
+
+		snprintf(o.kernel_opts, sizeof(o.kernel_opts), "%s", cases[i].kernel_opts);
+		check_set_context("flags \"%s\" over %#lx", cases[i].kernel_opts,
+				  cases[i].st_flags);
+		CHECK_EQ(cases[i].ms_flags,
+			 options_remount_flags(&o, cases[i].st_flags, &is_changed));
+		CHECK_EQ(cases[i].is_changed, is_changed);
+	}
+	check_clear_context();
+}
+
 /* A long option list must not overflow kernel_opts: refused by name, or fitted. */
 static void test_long_list(void)
 {
@@ -464,5 +577,7 @@ int main(void)
 	test_kernel_flags();
 	test_positional_and_flags();
 	test_long_list();
+	test_remount();
+	test_remount_flags();
 	return check_done("options");
 }
