@@ -37,6 +37,14 @@ static int serve(struct fuse_session *se, bool single_thread)
 	return ret;
 }
 
+/* Whether the mount of device dev is still at mnt: an unmount that failed. */
+static bool is_still_mounted(const char *mnt, dev_t dev)
+{
+	dev_t now;
+
+	return !ctl_mount_dev(mnt, &now) && now == dev;
+}
+
 /*
  * mount -o remount: mount(8) runs the helper again, with "remount" and
  * every option (those in force, FUSE's, fstab's, the new ones).  The
@@ -105,7 +113,8 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	struct fuse_session *se;
 	char mnt[PATH_MAX], kopts[2048], err[1024];
 	struct stat st;
-	dev_t dev;
+	bool has_dev = false;
+	dev_t dev = 0;
 	int ret;
 
 	ret = options_parse(argc, argv, ram, &opts, err, sizeof(err));
@@ -167,14 +176,25 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		fprintf(stderr, "tierfs: cannot start: %s\n", strerror(-ret));
 		goto unmount;
 	}
-	if (ctl_mount_dev(mnt, &dev) || ctl_server_start(&fs, dev, &ctl))
+	has_dev = !ctl_mount_dev(mnt, &dev);
+	if (!has_dev || ctl_server_start(&fs, dev, &ctl))
 		fprintf(stderr, "tierfs: no control channel for %s: tierctl will not reach it\n",
 			mnt);
 	ret = serve(se, opts.single_thread);
+	/*
+	 * SIGTERM, SIGINT and SIGHUP end the loop through libfuse's handlers,
+	 * which return the signal's number: an unmount asked for, not a failure.
+	 */
+	if (ret > 0)
+		ret = 0;
 	if (ctl)
 		ctl_server_stop(ctl);
 unmount:
 	fuse_session_unmount(se);
+	if (!ret && has_dev && is_still_mounted(mnt, dev)) {
+		fprintf(stderr, "tierfs: %s: still mounted after the unmount\n", mnt);
+		ret = -EBUSY;
+	}
 remove_handlers:
 	fuse_remove_signal_handlers(se);
 destroy_session:

@@ -587,7 +587,8 @@ check_mount_helper() {
 	end_mnt "$n"
 }
 
-# 8. SIGTERM and SIGINT unmount; fusermount3 -u ends the daemon.
+# 8. SIGTERM and SIGINT unmount; fusermount3 -u ends the daemon; with -f
+# the daemon exits 0 after each.
 check_signals() {
 	for sig in TERM INT; do
 		n="SIG$sig"
@@ -615,6 +616,50 @@ check_signals() {
 		done
 		end_mnt "$n"
 	done
+
+	# In the foreground the exit status is the daemon's: 0 for a clean
+	# unmount.  A shell starts a background job with SIGINT ignored, which
+	# libfuse leaves so: env gives the daemon the default back.
+	for how in TERM INT fusermount3; do
+		n="-f, $how"
+		if [ $how = INT ] && ! env --default-signal=INT true 2>/dev/null; then
+			echo "skip - $n: env has no --default-signal"
+			continue
+		fi
+		new_mnt
+		env --default-signal=INT "$tierfs" -f "$mnt" 2>"$work/fg.err" &
+		pid=$!
+		if ! wait_for is_mounted "$mnt"; then
+			fail "$n: mount" "$mnt mounted" "not mounted: $(cat "$work/fg.err")"
+			kill -KILL $pid 2>/dev/null
+			wait $pid
+			end_mnt "$n"
+			continue
+		fi
+		if [ $how = fusermount3 ]; then
+			fusermount3 -u "$mnt"
+		else
+			kill -s $how $pid
+		fi
+		wait $pid
+		expect "$n: exit status after a clean unmount" 0 $?
+		expect "$n: nothing on stderr" "" "$(cat "$work/fg.err")"
+		expect "$n: unmounted" no "$(is_mounted "$mnt" && echo yes || echo no)"
+		end_mnt "$n"
+	done
+
+	n="-f, SIGKILL"
+	new_mnt
+	"$tierfs" -f "$mnt" 2>/dev/null &
+	pid=$!
+	if wait_for is_mounted "$mnt"; then
+		kill -KILL $pid
+		wait $pid
+		expect "$n: the exit status of a killed daemon" 137 $?
+	else
+		fail "$n: mount" "$mnt mounted" "not mounted"
+	fi
+	end_mnt "$n"
 
 	n="fusermount3 -u"
 	mount_new "$n" || return
