@@ -578,7 +578,9 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 			return -EINVAL;
 		}
 		if (strcmp(request + 8, "all") && options_parse_size(request + 8, 0, &bytes)) {
-			snprintf(buf, size, "error: reclaim: want a size or 'all'\n");
+			snprintf(buf, size,
+				 "error: reclaim: want bytes with a " OPTIONS_SUFFIXES
+				 " suffix, or 'all'\n");
 			return -EINVAL;
 		}
 		freed = reclaim_pages(&fs->data, bytes == UINT64_MAX ?

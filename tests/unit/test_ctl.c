@@ -296,6 +296,8 @@ static void test_errors(struct tierfs *fs)
 	check_clear_context();
 	ctl_handle(fs, "frobnicate", 0, buf, sizeof(buf));
 	CHECK(strstr(buf, "frobnicate") != NULL);
+	CHECK_EQ(-EINVAL, ctl_handle(fs, "reclaim 1q", 0, buf, sizeof(buf)));
+	CHECK_STR("error: reclaim: want bytes with a k/m/g/t/p/e suffix, or 'all'\n", buf);
 }
 
 /* set: the values mount refuses are refused, by the same message, changing nothing. */
