@@ -119,7 +119,7 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	ITEM(NULL, "footprint_bytes", fp.total, UNIT_BYTES);
 	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_COUNT);
 	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_COUNT);
-	ITEM(NULL, "max_inodes", fs->ns.max_inodes, UNIT_COUNT);
+	ITEM(NULL, "max_inodes", atomic_load(&fs->ns.max_inodes), UNIT_COUNT);
 	ITEM("pool", "reserved_bytes", ps.nr_pages_max * PAGE_SIZE, UNIT_BYTES);
 	ITEM("pool", "backed_bytes", ps.nr_backed * PAGE_SIZE, UNIT_BYTES);
 	ITEM("pool", "ready_bytes", ps.nr_ready * PAGE_SIZE, UNIT_BYTES);
@@ -322,15 +322,78 @@ static bool may_change(struct tierfs *fs, uid_t peer_uid)
 	return peer_uid == 0 || peer_uid == fs->opts.uid;
 }
 
-/* "set KEY=VALUE...": every pair checked before any is applied. */
-static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t size)
+/*
+ * Whether size= (bytes) or nr_inodes= can become v on the running mount.
+ * As on tmpfs, whose remount fails with EINVAL "Too small size for current
+ * use", not below what is in use; and size= not past the page pool, whose
+ * address space was reserved at mount for the size= of then.
+ */
+static int check_limit(struct tierfs *fs, const char *key, const char *val, uint64_t v, char *msg,
+		       size_t msg_len)
+{
+	uint64_t pages = v / PAGE_SIZE + !!(v % PAGE_SIZE), used;
+	struct pagepool_stats ps;
+	char text[32];
+
+	if (!strcmp(key, "nr_inodes")) {
+		used = atomic_load(&fs->ns.nr_inodes);
+		if (v && v < used) {
+			snprintf(msg, msg_len,
+				 "invalid nr_inodes= value '%s': too few for current use (%" PRIu64
+				 " inodes)",
+				 val, used);
+			return -EINVAL;
+		}
+		return 0;
+	}
+	used = atomic_load(&fs->data.nr_pages);
+	if (pages && pages < used) {
+		options_format_size(used << PAGE_SHIFT, text, sizeof(text));
+		snprintf(msg, msg_len,
+			 "invalid size= value '%s': too small for current use (%" PRIu64
+			 " pages, %s)",
+			 val, used, text);
+		return -EINVAL;
+	}
+	pagepool_get_stats(fs->data.pool, &ps);
+	if (pages > ps.nr_pages_max) {
+		options_format_size(ps.nr_pages_max << PAGE_SHIFT, text, sizeof(text));
+		snprintf(msg, msg_len,
+			 "invalid size= value '%s': at most %s, the page pool this mount reserved "
+			 "at mount time",
+			 val, text);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The new limits, checked by check_limit().  Writes and creates read them
+ * without a lock: one in flight may still pass the old limit.
+ */
+static void set_limits(struct tierfs *fs, uint64_t size_bytes, uint64_t nr_inodes)
+{
+	fs->data.max_pages = size_bytes / PAGE_SIZE + !!(size_bytes % PAGE_SIZE);
+	fs->opts.size = size_bytes;
+	atomic_store(&fs->ns.max_inodes, nr_inodes);
+	fs->opts.nr_inodes = nr_inodes;
+}
+
+/*
+ * "set KEY=VALUE...", and what a remount changes (verb names it in the
+ * messages): every pair checked before any is applied.
+ */
+static int handle_set(struct tierfs *fs, const char *verb, const char *args, char *buf, size_t size)
 {
 	struct data_space *ds = &fs->data;
 	uint64_t mem = ds->mem_cap_pages << PAGE_SHIFT, limit = ds->limit_bytes;
+	uint64_t size_bytes = fs->opts.size, nr_inodes = fs->opts.nr_inodes;
 	enum readahead_policy policy = (enum readahead_policy)atomic_load(&ds->ra.policy);
 	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
 	char copy[CTL_REQUEST_MAX], *save = NULL, *pair, *cgroup = NULL;
-	bool has_mem = false;
+	char msg[256], warnings[512] = "";
+	size_t warnings_len = 0;
+	bool has_mem = false, has_budget = false, has_limits = false, has_other = false;
 	int nr = 0, ret;
 
 	snprintf(copy, sizeof(copy), "%s", args);
@@ -338,66 +401,113 @@ static int handle_set(struct tierfs *fs, const char *args, char *buf, size_t siz
 		char *val = strchr(pair, '=');
 
 		if (!val || val == pair) {
-			snprintf(buf, size, "error: set: want KEY=VALUE, got '%.64s'\n", pair);
+			snprintf(buf, size, "error: %s: want KEY=VALUE, got '%.64s'\n", verb, pair);
 			return -EINVAL;
 		}
 		*val++ = '\0';
-		if (!strcmp(pair, "mem")) {
-			if (options_parse_size(val, ram, &mem) || !mem)
-				goto bad_value;
-			has_mem = true;
-		} else if (!strcmp(pair, "memlimit")) {
-			if (options_parse_size(val, ram, &limit) ||
-			    (limit && limit < BUDGET_MIN_LIMIT))
-				goto bad_value;
+		if (!strcmp(pair, "size") || !strcmp(pair, "nr_inodes")) {
+			uint64_t *v = !strcmp(pair, "size") ? &size_bytes : &nr_inodes;
+
+			ret = options_parse_amount(pair, val, ram, v, msg, sizeof(msg));
+			if (!ret)
+				ret = check_limit(fs, pair, val, *v, msg, sizeof(msg));
+			if (ret) {
+				snprintf(buf, size, "error: %s: %s\n", verb, msg);
+				return ret;
+			}
+			has_limits = has_other = true;
+		} else if (!strcmp(pair, "mem") || !strcmp(pair, "memlimit")) {
+			/* The check of mount and remount; memlimit=0 is none. */
+			ret = options_parse_amount(pair, val, ram,
+						   !strcmp(pair, "mem") ? &mem : &limit, msg,
+						   sizeof(msg));
+			if (ret < 0) {
+				snprintf(buf, size, "error: %s: %s\n", verb, msg);
+				return ret;
+			}
+			if (ret)
+				put(warnings, sizeof(warnings), &warnings_len, "warning: %s\n",
+				    msg);
+			if (!strcmp(pair, "mem"))
+				has_mem = true;
+			else
+				has_other = true;
+			has_budget = true;
 		} else if (!strcmp(pair, "readahead")) {
 			if (readahead_parse(val, &policy))
 				goto bad_value;
+			has_other = true;
 		} else if (!strcmp(pair, "cgroup")) {
 			if (val[0] != '/' || strlen(val) >= PATH_MAX)
 				goto bad_value;
 			cgroup = val;
 		} else {
-			snprintf(buf, size, "error: set: unknown key '%.64s'\n", pair);
+			snprintf(buf, size, "error: %s: unknown key '%.64s'\n", verb, pair);
 			return -EINVAL;
 		}
 		continue;
 bad_value:
-		snprintf(buf, size, "error: set: invalid %.16s= value '%.64s'\n", pair, val);
+		snprintf(buf, size, "error: %s: invalid %.16s= value '%.64s'\n", verb, pair, val);
 		return -EINVAL;
 	}
-	if (!nr) {
-		snprintf(buf, size, "error: set: want KEY=VALUE (mem, memlimit, readahead)\n");
+	if (!nr && strcmp(verb, "remount")) {
+		snprintf(buf, size,
+			 "error: %s: want KEY=VALUE (size, nr_inodes, mem, memlimit, readahead, "
+			 "cgroup)\n",
+			 verb);
 		return -EINVAL;
 	}
 	if (cgroup) {
 		/* A tenant's share: mem=, or without it back to cg_share=. */
-		if (limit != ds->limit_bytes || !ds->backend) {
-			snprintf(
-				buf, size,
-				"error: set: cgroup= takes mem= only, on a mount with a backend\n");
+		if (has_other || !ds->backend) {
+			snprintf(buf, size,
+				 "error: %s: cgroup= takes mem= only, on a mount with a backend\n",
+				 verb);
 			return -EINVAL;
 		}
 		ret = tenants_set_share(&fs->tenants, &ds->lru, cgroup, has_mem ? mem : 0);
 		if (ret) {
-			snprintf(buf, size, "error: set: no room for another cgroup\n");
+			snprintf(buf, size, "error: %s: no room for another cgroup\n", verb);
 			return ret;
 		}
-		snprintf(buf, size, "ok\ncgroup=%s\nmem=%" PRIu64 "\n", cgroup, has_mem ? mem : 0);
+		snprintf(buf, size, "ok\n%scgroup=%s\nmem=%" PRIu64 "\n", warnings, cgroup,
+			 has_mem ? mem : 0);
 		return 0;
 	}
-	if (!mem && !limit) {
-		snprintf(buf, size, "error: set: mem= and memlimit= cannot both be none\n");
+	if (has_budget && !mem && !limit) {
+		snprintf(buf, size, "error: %s: mem= and memlimit= cannot both be none\n", verb);
 		return -EINVAL;
 	}
-	if (ds->backend)
-		budget_set(ds, mem, limit);
+	if (has_limits)
+		set_limits(fs, size_bytes, nr_inodes);
+	if (has_budget) {
+		if (ds->backend)
+			budget_set(ds, mem, limit);
+		fs->opts.mem = mem;
+		fs->opts.memlimit = limit;
+	}
 	atomic_store(&ds->ra.policy, (int)policy);
-	fs->opts.mem = mem;
-	fs->opts.memlimit = limit;
-	snprintf(buf, size, "ok\nmem=%" PRIu64 "\nmemlimit=%" PRIu64 "\nreadahead=%s\n", mem, limit,
-		 readahead_name(policy));
+	fs->opts.readahead = policy;
+	snprintf(buf, size,
+		 "ok\n%ssize=%" PRIu64 "\nnr_inodes=%" PRIu64 "\nmem=%" PRIu64 "\nmemlimit=%" PRIu64
+		 "\nreadahead=%s\n",
+		 warnings, fs->opts.size, fs->opts.nr_inodes, mem, limit, readahead_name(policy));
 	return 0;
+}
+
+/* "remount LIST": mount(8)'s whole option list; what changes goes through set. */
+static int handle_remount(struct tierfs *fs, const char *list, char *buf, size_t size)
+{
+	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
+	char pairs[CTL_REQUEST_MAX], msg[256];
+	int ret;
+
+	ret = options_remount(&fs->opts, list, ram, pairs, sizeof(pairs), msg, sizeof(msg));
+	if (ret) {
+		snprintf(buf, size, "error: remount: %s\n", msg);
+		return ret;
+	}
+	return handle_set(fs, "remount", pairs, buf, size);
 }
 
 static int handle_drain(struct tierfs *fs, const char *arg, char *buf, size_t size)
@@ -455,7 +565,15 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 				 "error: set: permission denied (root or the mount's owner)\n");
 			return -EPERM;
 		}
-		return handle_set(fs, request + 3, buf, size);
+		return handle_set(fs, "set", request + 3, buf, size);
+	}
+	if (!strncmp(request, "remount ", 8)) {
+		if (!may_change(fs, peer_uid)) {
+			snprintf(buf, size,
+				 "error: remount: permission denied (root or the mount's owner)\n");
+			return -EPERM;
+		}
+		return handle_remount(fs, request + 8, buf, size);
 	}
 	if (!strncmp(request, "drain", 5) && (request[5] == ' ' || !request[5])) {
 		if (strcmp(request, "drain status") && !may_change(fs, peer_uid)) {
@@ -478,7 +596,9 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 			return -EINVAL;
 		}
 		if (strcmp(request + 8, "all") && options_parse_size(request + 8, 0, &bytes)) {
-			snprintf(buf, size, "error: reclaim: want a size or 'all'\n");
+			snprintf(buf, size,
+				 "error: reclaim: want bytes with a " OPTIONS_SUFFIXES
+				 " suffix, or 'all'\n");
 			return -EINVAL;
 		}
 		freed = reclaim_pages(&fs->data, bytes == UINT64_MAX ?

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * The tierfs daemon's life: parse and check every option, mount, daemonize,
- * serve until unmounted or signalled, and unmount cleanly.  In the core
- * library so that a test build of the daemon can wrap its backend.
+ * serve until unmounted or signalled, and unmount cleanly; or, for -o
+ * remount, hand the change to the daemon that serves the mount.  In the
+ * core library so that a test build of the daemon can wrap its backend.
  */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "tierfs/ctl.h"
@@ -34,6 +37,73 @@ static int serve(struct fuse_session *se, bool single_thread)
 	return ret;
 }
 
+/* Whether the mount of device dev is still at mnt: an unmount that failed. */
+static bool is_still_mounted(const char *mnt, dev_t dev)
+{
+	dev_t now;
+
+	return !ctl_mount_dev(mnt, &now) && now == dev;
+}
+
+/*
+ * mount -o remount: mount(8) runs the helper again, with "remount" and
+ * every option (those in force, FUSE's, fstab's, the new ones).  The
+ * running daemon checks and applies tierfs's own through the control
+ * channel, all or none; the kernel flags (ro, nosuid, ...) are then
+ * changed here, as mount(8) would for a filesystem without a helper.
+ */
+static int remount(int argc, char **argv, const struct tierfs_options *opts)
+{
+	char mnt[PATH_MAX], request[CTL_REQUEST_MAX], reply[4096];
+	unsigned long flags;
+	struct statvfs sv;
+	bool is_changed;
+	int ret;
+
+	if (!realpath(opts->mountpoint, mnt)) {
+		fprintf(stderr, "tierfs: remount: '%s': %s\n", opts->mountpoint, strerror(errno));
+		return 1;
+	}
+	memcpy(request, "remount ", 8);
+	if (options_join_lists(argc, argv, request + 8, sizeof(request) - 8) ||
+	    strchr(request, '\n')) {
+		fprintf(stderr,
+			"tierfs: remount: the option list is too long or holds a newline\n");
+		return 1;
+	}
+	ret = ctl_request(mnt, request, reply, sizeof(reply));
+	if (ret == -ENOTCONN) {
+		fprintf(stderr, "tierfs: remount: %s: not a tierfs mount (no daemon answers)\n",
+			mnt);
+		return 1;
+	}
+	if (ret == -EPROTO) {
+		fprintf(stderr, "tierfs: %s\n",
+			reply[0] ? reply : "remount: no reply from the daemon");
+		return 1;
+	}
+	if (ret) {
+		fprintf(stderr, "tierfs: remount: %s: %s\n", mnt, strerror(-ret));
+		return 1;
+	}
+	for (char *line = reply, *end; (end = strchr(line, '\n')); line = end + 1)
+		if (!strncmp(line, "warning: ", 9))
+			fprintf(stderr, "tierfs: %.*s\n", (int)(end - line), line);
+	if (!opts->kernel_opts[0])
+		return 0;
+	if (statvfs(mnt, &sv)) {
+		fprintf(stderr, "tierfs: remount: %s: %s\n", mnt, strerror(errno));
+		return 1;
+	}
+	flags = options_remount_flags(opts, sv.f_flag, &is_changed);
+	if (is_changed && mount(opts->source, mnt, NULL, MS_REMOUNT | flags, NULL)) {
+		fprintf(stderr, "tierfs: remount: the mount flags of %s: %s\n", mnt,
+			strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 {
 	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
@@ -43,16 +113,23 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	struct fuse_session *se;
 	char mnt[PATH_MAX], kopts[2048], err[PATH_MAX + 256];
 	struct stat st;
-	dev_t dev;
+	bool has_dev = false;
+	dev_t dev = 0;
 	int ret;
 
 	ret = options_parse(argc, argv, ram, &opts, err, sizeof(err));
 	if (ret == 1)
 		return 0;
 	if (ret < 0) {
-		fprintf(stderr, "tierfs: %s\n(see tierfs --help)\n", err);
+		fprintf(stderr, "tierfs: %s%s\n(see tierfs --help)\n",
+			opts.is_remount ? "remount: " : "", err);
 		return 1;
 	}
+	/* The daemon gives its own warnings about the values it takes. */
+	if (opts.is_remount)
+		return remount(argc, argv, &opts);
+	for (char *line = err, *end; (end = strchr(line, '\n')); line = end + 1)
+		fprintf(stderr, "tierfs: warning: %.*s\n", (int)(end - line), line);
 	if (!realpath(opts.mountpoint, mnt) || stat(mnt, &st)) {
 		fprintf(stderr, "tierfs: mount point '%s': %s\n", opts.mountpoint, strerror(errno));
 		return 1;
@@ -101,14 +178,25 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		fprintf(stderr, "tierfs: cannot start: %s\n", strerror(-ret));
 		goto unmount;
 	}
-	if (ctl_mount_dev(mnt, &dev) || ctl_server_start(&fs, dev, &ctl))
+	has_dev = !ctl_mount_dev(mnt, &dev);
+	if (!has_dev || ctl_server_start(&fs, dev, &ctl))
 		fprintf(stderr, "tierfs: no control channel for %s: tierctl will not reach it\n",
 			mnt);
 	ret = serve(se, opts.single_thread);
+	/*
+	 * SIGTERM, SIGINT and SIGHUP end the loop through libfuse's handlers,
+	 * which return the signal's number: an unmount asked for, not a failure.
+	 */
+	if (ret > 0)
+		ret = 0;
 	if (ctl)
 		ctl_server_stop(ctl);
 unmount:
 	fuse_session_unmount(se);
+	if (!ret && has_dev && is_still_mounted(mnt, dev)) {
+		fprintf(stderr, "tierfs: %s: still mounted after the unmount\n", mnt);
+		ret = -EBUSY;
+	}
 remove_handlers:
 	fuse_remove_signal_handlers(se);
 destroy_session:

@@ -45,8 +45,9 @@ int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev,
 {
 	struct inode *inode;
 	uint64_t nr = atomic_fetch_add(&ns->nr_inodes, 1);
+	uint64_t max = atomic_load(&ns->max_inodes);
 
-	if (ns->max_inodes && nr >= ns->max_inodes) {
+	if (max && nr >= max) {
 		atomic_fetch_sub(&ns->nr_inodes, 1);
 		return -ENOSPC;
 	}
@@ -116,7 +117,7 @@ int ns_init(struct ns *ns, uint64_t max_inodes, mode_t root_mode, uid_t uid, gid
 	pthread_rwlock_init(&ns->lock, NULL);
 	atomic_init(&ns->next_ino, 1);
 	atomic_init(&ns->nr_inodes, 0);
-	ns->max_inodes = max_inodes;
+	atomic_init(&ns->max_inodes, max_inodes);
 	err = ns_inode_new(ns, S_IFDIR | (root_mode & 07777), uid, gid, 0, &ns->root);
 	if (err)
 		return err;

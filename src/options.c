@@ -2,12 +2,15 @@
 /*
  * Option parsing.  tierfs's own keys are checked here; the usual mount
  * flags are passed on to the kernel; anything else stops the mount with a
- * message that names it.
+ * message that names it.  A remount is checked here too, against the
+ * options the mount runs with.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "tierfs/backend.h"
@@ -18,18 +21,23 @@
 
 const char options_usage[] =
 	"usage: tierfs [SOURCE] MOUNTPOINT [-o OPTIONS] [-f] [-d] [-s]\n"
+	"       tierfs -h|--help, tierfs -V|--version\n"
 	"\n"
 	"  -f             stay in the foreground\n"
 	"  -d             debug: print every request (implies -f)\n"
 	"  -s             serve requests on one thread\n"
-	"  -o size=SIZE   file data limit: bytes, k/m/g/t suffix or N% of RAM; 0 = none (50%)\n"
-	"  -o nr_inodes=N inode limit, k/m/g suffix or N% of RAM pages; 0 = none (RAM pages/2)\n"
+	"  -h, --help     print this and exit\n"
+	"  -V, --version  print the version and exit\n"
+	"\n"
+	"SIZE is bytes with a " OPTIONS_SUFFIXES " suffix (powers of 1024) or N% of RAM.\n"
+	"  -o size=SIZE   file data limit, N% may pass 100; 0 = none (50%)\n"
+	"  -o nr_inodes=N inode limit, same suffixes or N% of RAM pages; 0 = none (RAM pages/2)\n"
 	"  -o mode=OCTAL  root directory mode (1777)\n"
 	"  -o uid=N,gid=N root directory owner (the mounting user)\n"
 	"  -o cache=auto|always|never  kernel page cache use (auto)\n"
-	"  -o mem=SIZE    resident budget, bytes or N% of RAM (half of MemAvailable)\n"
+	"  -o mem=SIZE    resident budget, at least 4k (half of MemAvailable)\n"
 	"  -o memlimit=SIZE  memory the daemon may use in all: resident pages, a RAM\n"
-	"                 backend's pool, page stock and descriptors (none)\n"
+	"                 backend's pool, page stock and descriptors; at least 32m (none)\n"
 	"  -o backend=zpool|ramdisk|file:PATH|none  where evicted pages go (zpool)\n"
 	"  -o compressor=lz4|zstd[:LEVEL]  zpool's compressor (lz4)\n"
 	"  -o swapsize=SIZE  backend capacity (2 * mem, or the swap file's size)\n"
@@ -52,6 +60,19 @@ static const char *const ignored_flags[] = {
 	"default_permissions", NULL,
 };
 
+/*
+ * What /proc/mounts shows of the FUSE connection besides the flags above:
+ * mount(8) repeats it on a remount, and it is libfuse's to set, not ours.
+ */
+static const char *const fuse_keys[] = {
+	"user_id", "group_id", "rootmode", "max_read", "blksize", "fd", NULL,
+};
+
+/* The options that change on a remount (tierctl set takes them too). */
+static const char *const live_keys[] = {
+	"size", "nr_inodes", "mem", "memlimit", "readahead", NULL,
+};
+
 static bool is_in(const char *const *list, const char *key)
 {
 	for (; *list; list++)
@@ -72,10 +93,13 @@ int options_parse_size(const char *s, uint64_t whole, uint64_t *out)
 	v = strtoull(s, &end, 10);
 	if (errno || end == s)
 		return -EINVAL;
+	/* Above 100% too, as tmpfs takes size=200%: a swap tier holds more than RAM. */
 	if (*end == '%' && !end[1]) {
-		if (v > 100)
+		unsigned __int128 part = (unsigned __int128)whole * v / 100;
+
+		if (part > UINT64_MAX)
 			return -EINVAL;
-		*out = (uint64_t)((unsigned __int128)whole * v / 100);
+		*out = (uint64_t)part;
 		return 0;
 	}
 	switch (*end) {
@@ -93,6 +117,62 @@ int options_parse_size(const char *s, uint64_t whole, uint64_t *out)
 	if (shift && v > (UINT64_MAX >> shift))
 		return -EINVAL;
 	*out = (uint64_t)v << shift;
+	return 0;
+}
+
+void options_format_size(uint64_t bytes, char *buf, size_t len)
+{
+	static const char suffixes[] = "kmgtpe";
+	int i = -1;
+
+	while (bytes && !(bytes & 1023) && i < 5) {
+		bytes >>= 10;
+		i++;
+	}
+	if (i < 0)
+		snprintf(buf, len, "%llu", (unsigned long long)bytes);
+	else
+		snprintf(buf, len, "%llu%c", (unsigned long long)bytes, suffixes[i]);
+}
+
+static uint64_t min_mem(const char *key)
+{
+	return strcmp(key, "memlimit") ? OPTIONS_MIN_MEM : BUDGET_MIN_LIMIT;
+}
+
+static int below_minimum(const char *key, const char *val, char *msg, size_t msg_len)
+{
+	char min[32];
+
+	options_format_size(min_mem(key), min, sizeof(min));
+	snprintf(msg, msg_len, "invalid %s= value '%s': the minimum is %s%s", key, val, min,
+		 min_mem(key) == OPTIONS_MIN_MEM ? " (one page)" : "");
+	return -EINVAL;
+}
+
+int options_parse_amount(const char *key, const char *val, uint64_t ram, uint64_t *out, char *msg,
+			 size_t msg_len)
+{
+	bool is_count = !strcmp(key, "nr_inodes"), is_mem = !strncmp(key, "mem", 3);
+	uint64_t v;
+
+	/* nr_inodes=N% is a tierfs extension (tmpfs has none), up to all RAM pages. */
+	if (options_parse_size(val, is_count ? ram / 4096 : ram, &v) ||
+	    (is_count && strchr(val, '%') && v > ram / 4096)) {
+		snprintf(msg, msg_len, "invalid %s= value '%s': want %s", key, val,
+			 is_count ? OPTIONS_COUNT_FORM : OPTIONS_SIZE_FORM);
+		return -EINVAL;
+	}
+	/* Below a page, mem= became 0 pages, which means no cap at all. */
+	if (is_mem && v < min_mem(key) && (v || strcmp(key, "memlimit")))
+		return below_minimum(key, val, msg, msg_len);
+	*out = v;
+	/* A budget the machine cannot give is allowed, but is a slip more often than not. */
+	if (is_mem && v > ram) {
+		snprintf(msg, msg_len, "%s= value '%s' is more than the machine's RAM (%.1f GiB)",
+			 key, val, (double)ram / (1 << 30));
+		return 1;
+	}
 	return 0;
 }
 
@@ -121,6 +201,21 @@ static int add_kernel_opt(struct tierfs_options *o, const char *opt)
 
 #define fail(...) (snprintf(err, err_len, __VA_ARGS__), -EINVAL)
 
+/* size=, nr_inodes=, mem= or memlimit= into out; a warning is added to the lines in err. */
+static int parse_amount(const char *key, const char *val, uint64_t ram, uint64_t *out, char *err,
+			size_t err_len)
+{
+	char msg[256];
+	size_t len = strlen(err);
+	int ret = options_parse_amount(key, val, ram, out, msg, sizeof(msg));
+
+	if (ret < 0)
+		return fail("%s", msg);
+	if (ret)
+		snprintf(err + len, err_len - len, "%s\n", msg);
+	return 0;
+}
+
 static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *err, size_t err_len)
 {
 	char *val = strchr(opt, '=');
@@ -129,13 +224,11 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 	if (val)
 		*val++ = '\0';
 	if (!strcmp(opt, "size") && val) {
-		if (options_parse_size(val, ram, &o->size))
-			return fail("invalid size= value '%s': want bytes with k/m/g/t suffix or N%%",
-				    val);
+		if (parse_amount(opt, val, ram, &o->size, err, err_len))
+			return -EINVAL;
 	} else if (!strcmp(opt, "nr_inodes") && val) {
-		if (options_parse_size(val, ram / 4096, &o->nr_inodes))
-			return fail("invalid nr_inodes= value '%s': want a count with k/m/g suffix or N%%",
-				    val);
+		if (parse_amount(opt, val, ram, &o->nr_inodes, err, err_len))
+			return -EINVAL;
 	} else if (!strcmp(opt, "mode") && val) {
 		if (parse_uint(val, 8, 07777, &n))
 			return fail("invalid mode= value '%s': want octal up to 7777", val);
@@ -158,9 +251,8 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		else
 			return fail("invalid cache= value '%s': want auto, always or never", val);
 	} else if (!strcmp(opt, "mem") && val) {
-		if (options_parse_size(val, ram, &o->mem) || !o->mem)
-			return fail("invalid mem= value '%s': want bytes with k/m/g/t suffix or N%%",
-				    val);
+		if (parse_amount(opt, val, ram, &o->mem, err, err_len))
+			return -EINVAL;
 	} else if (!strcmp(opt, "cg_share") && val) {
 		char *end;
 		unsigned long pct = strtoul(val, &end, 10);
@@ -173,16 +265,15 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			return fail("invalid readahead= value '%s': want auto, direct, cluster or vma",
 				    val);
 	} else if (!strcmp(opt, "memlimit") && val) {
-		if (options_parse_size(val, ram, &o->memlimit) || !o->memlimit)
-			return fail("invalid memlimit= value '%s': want bytes with k/m/g/t suffix or N%%",
-				    val);
-		if (o->memlimit < BUDGET_MIN_LIMIT)
-			return fail("memlimit= value '%s' too small: want at least %llu MiB", val,
-				    (unsigned long long)(BUDGET_MIN_LIMIT >> 20));
+		if (parse_amount(opt, val, ram, &o->memlimit, err, err_len))
+			return -EINVAL;
+		/* None is the default here: the daemon's cgroup may set one. */
+		if (!o->memlimit)
+			return below_minimum(opt, val, err, err_len);
 	} else if (!strcmp(opt, "swapsize") && val) {
 		if (options_parse_size(val, ram, &o->swapsize) || !o->swapsize)
-			return fail("invalid swapsize= value '%s': want bytes with k/m/g/t suffix or N%%",
-				    val);
+			return fail("invalid swapsize= value '%s': want %s", val,
+				    OPTIONS_SIZE_FORM);
 	} else if (!strcmp(opt, "backend") && val) {
 		if (!strncmp(val, "file:", 5)) {
 			if (!val[5] || strlen(val + 5) >= sizeof(o->swap_path))
@@ -201,6 +292,10 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		if (codec_parse(val, &o->codec, &o->codec_level))
 			return fail("invalid compressor= value '%s': want lz4 or zstd, with :LEVEL",
 				    val);
+	} else if (!strcmp(opt, "remount") && !val && o->is_remount) {
+		return 0;
+	} else if (val && o->is_remount && is_in(fuse_keys, opt)) {
+		return 0;
 	} else if (!strcmp(opt, "allow_other") && !val) {
 		o->allow_other = true;
 	} else if ((!strcmp(opt, "fsname") || !strcmp(opt, "subtype")) && val) {
@@ -233,6 +328,193 @@ static int parse_list(struct tierfs_options *o, const char *list, uint64_t ram, 
 	return ret;
 }
 
+/* The option list of argv[*i] if it is -oLIST or -o LIST (*i moved past it), else NULL. */
+static const char *list_at(int argc, char **argv, int *i)
+{
+	if (strncmp(argv[*i], "-o", 2))
+		return NULL;
+	if (argv[*i][2])
+		return argv[*i] + 2;
+	return *i + 1 < argc ? argv[++*i] : NULL;
+}
+
+static bool has_remount(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *list = list_at(argc, argv, &i);
+
+		for (const char *p = list; p && *p; p += strcspn(p, ",")) {
+			p += *p == ',';
+			if (!strncmp(p, "remount", 7) && (!p[7] || p[7] == ','))
+				return true;
+		}
+	}
+	return false;
+}
+
+int options_join_lists(int argc, char **argv, char *out, size_t len)
+{
+	size_t n = 0;
+
+	if (len)
+		out[0] = '\0';
+	for (int i = 1; i < argc; i++) {
+		const char *list = list_at(argc, argv, &i);
+
+		if (list)
+			n += (size_t)snprintf(out + n, n < len ? len - n : 0, "%s%s", n ? "," : "",
+					      list);
+	}
+	return n < len ? 0 : -E2BIG;
+}
+
+/* The first key whose value differs between a and b among those a remount cannot change. */
+static const char *fixed_change(const struct tierfs_options *a, const struct tierfs_options *b)
+{
+	if (a->mode != b->mode)
+		return "mode=";
+	if (a->uid != b->uid)
+		return "uid=";
+	if (a->gid != b->gid)
+		return "gid=";
+	if (a->cache != b->cache)
+		return "cache=";
+	if (a->backend != b->backend || strcmp(a->swap_path, b->swap_path))
+		return "backend=";
+	if (a->codec != b->codec || a->codec_level != b->codec_level)
+		return "compressor=";
+	if (a->swapsize != b->swapsize)
+		return "swapsize=";
+	/* 0 is the default, 50%: either may be repeated. */
+	if ((a->cg_share ? a->cg_share : 50) != (b->cg_share ? b->cg_share : 50))
+		return "cg_share=";
+	if (a->allow_other != b->allow_other)
+		return "allow_other";
+	return NULL;
+}
+
+static bool live_differs(const char *key, const struct tierfs_options *a,
+			 const struct tierfs_options *b)
+{
+	if (!strcmp(key, "size"))
+		return a->size != b->size;
+	if (!strcmp(key, "nr_inodes"))
+		return a->nr_inodes != b->nr_inodes;
+	if (!strcmp(key, "mem"))
+		return a->mem != b->mem;
+	if (!strcmp(key, "memlimit"))
+		return a->memlimit != b->memlimit;
+	return a->readahead != b->readahead;
+}
+
+int options_remount(const struct tierfs_options *cur, const char *list, uint64_t ram, char *set,
+		    size_t set_len, char *err, size_t err_len)
+{
+	const char *vals[sizeof(live_keys) / sizeof(live_keys[0])] = { NULL };
+	struct tierfs_options o = *cur;
+	char *copy = strdup(list), *save = NULL, *opt;
+	const char *changed;
+	size_t n = 0;
+	int ret = 0;
+
+	if (!copy)
+		return fail("out of memory");
+	err[0] = '\0';
+	o.kernel_opts[0] = '\0';
+	o.is_remount = true;
+	for (opt = strtok_r(copy, ",", &save); opt && !ret; opt = strtok_r(NULL, ",", &save)) {
+		ret = parse_one(&o, opt, ram, err, err_len);
+		/* parse_one cut opt at its '=': the value follows the key. */
+		for (int k = 0; live_keys[k] && !ret; k++)
+			if (!strcmp(opt, live_keys[k]))
+				vals[k] = opt + strlen(opt) + 1;
+	}
+	if (ret)
+		goto free_copy;
+	changed = fixed_change(cur, &o);
+	if (changed) {
+		ret = fail("%s cannot change on a mounted tierfs", changed);
+		goto free_copy;
+	}
+	/* The warnings come again from set's checks of the same values. */
+	err[0] = '\0';
+	/* Each live value as given, for the messages, and only if it changes. */
+	if (set_len)
+		set[0] = '\0';
+	for (int k = 0; live_keys[k]; k++)
+		if (vals[k] && live_differs(live_keys[k], cur, &o))
+			n += (size_t)snprintf(set + n, n < set_len ? set_len - n : 0, "%s%s=%s",
+					      n ? " " : "", live_keys[k], vals[k]);
+	if (n >= set_len)
+		ret = fail("too many options");
+free_copy:
+	free(copy);
+	return ret;
+}
+
+/* What each kernel flag of a remount sets and clears among statvfs's ST_ bits. */
+static const struct {
+	const char *name;
+	unsigned long set, clear;
+} remount_flags[] = {
+	{ "ro", ST_RDONLY, 0 },
+	{ "rw", 0, ST_RDONLY },
+	{ "nosuid", ST_NOSUID, 0 },
+	{ "suid", 0, ST_NOSUID },
+	{ "nodev", ST_NODEV, 0 },
+	{ "dev", 0, ST_NODEV },
+	{ "noexec", ST_NOEXEC, 0 },
+	{ "exec", 0, ST_NOEXEC },
+	{ "sync", ST_SYNCHRONOUS, 0 },
+	{ "async", 0, ST_SYNCHRONOUS },
+	/* One of noatime, relatime and strictatime; atime is the kernel's default. */
+	{ "noatime", ST_NOATIME, ST_RELATIME },
+	{ "atime", ST_RELATIME, ST_NOATIME },
+	{ "relatime", ST_RELATIME, ST_NOATIME },
+	{ "norelatime", 0, ST_RELATIME },
+	{ "strictatime", 0, ST_RELATIME | ST_NOATIME },
+	{ "nostrictatime", ST_RELATIME, ST_NOATIME },
+	{ "nodiratime", ST_NODIRATIME, 0 },
+	{ "diratime", 0, ST_NODIRATIME },
+};
+
+#define REMOUNT_ST_MASK                                                                    \
+	(ST_RDONLY | ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_SYNCHRONOUS | ST_NOATIME |      \
+	 ST_NODIRATIME | ST_RELATIME)
+
+unsigned long options_remount_flags(const struct tierfs_options *o, unsigned long st_flags,
+				    bool *is_changed)
+{
+	unsigned long st = st_flags & REMOUNT_ST_MASK, ms = 0;
+	char copy[sizeof(o->kernel_opts)], *save = NULL, *opt;
+	bool has_dirsync = false;
+
+	snprintf(copy, sizeof(copy), "%s", o->kernel_opts);
+	for (opt = strtok_r(copy, ",", &save); opt; opt = strtok_r(NULL, ",", &save)) {
+		for (size_t i = 0; i < sizeof(remount_flags) / sizeof(remount_flags[0]); i++) {
+			if (!strcmp(opt, remount_flags[i].name))
+				st = (st & ~remount_flags[i].clear) | remount_flags[i].set;
+		}
+		/* statvfs does not show it: given, it is passed and counts as a change. */
+		has_dirsync |= !strcmp(opt, "dirsync");
+	}
+	*is_changed = st != (st_flags & REMOUNT_ST_MASK) || has_dirsync;
+	ms |= st & ST_RDONLY ? MS_RDONLY : 0;
+	ms |= st & ST_NOSUID ? MS_NOSUID : 0;
+	ms |= st & ST_NODEV ? MS_NODEV : 0;
+	ms |= st & ST_NOEXEC ? MS_NOEXEC : 0;
+	ms |= st & ST_SYNCHRONOUS ? MS_SYNCHRONOUS : 0;
+	ms |= st & ST_NOATIME ? MS_NOATIME : 0;
+	ms |= st & ST_NODIRATIME ? MS_NODIRATIME : 0;
+	ms |= has_dirsync ? MS_DIRSYNC : 0;
+	/* Without an atime flag the kernel keeps the old ones: say them all. */
+	if (st & ST_RELATIME)
+		ms |= MS_RELATIME;
+	else if (!(st & ST_NOATIME))
+		ms |= MS_STRICTATIME;
+	return ms;
+}
+
 int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o, char *err,
 		  size_t err_len)
 {
@@ -241,6 +523,8 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	int ret;
 
 	memset(o, 0, sizeof(*o));
+	if (err_len)
+		err[0] = '\0';
 	o->size = ram / 2;
 	o->nr_inodes = ram / 4096 / 2;
 	o->mode = 01777;
@@ -252,8 +536,11 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	o->codec_level = o->codec->default_level;
 	o->allow_other = getuid() == 0;
 	o->source = "tierfs";
+	/* A remount's flags say what changes: no defaults among them. */
+	o->is_remount = has_remount(argc, argv);
 	/* Like a tmpfs mounted by root: set-user-ID files and device nodes work. */
-	if (getuid() == 0 && (add_kernel_opt(o, "suid") || add_kernel_opt(o, "dev")))
+	if (getuid() == 0 && !o->is_remount &&
+	    (add_kernel_opt(o, "suid") || add_kernel_opt(o, "dev")))
 		return fail("too many mount options");
 
 	for (int i = 1; i < argc; i++) {
@@ -292,7 +579,7 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	if (nr_positional == 2)
 		o->source = positional[0];
 	o->mountpoint = positional[nr_positional - 1];
-	if (o->allow_other && add_kernel_opt(o, "allow_other"))
+	if (o->allow_other && !o->is_remount && add_kernel_opt(o, "allow_other"))
 		return fail("too many mount options");
 	return 0;
 }

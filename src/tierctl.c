@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "tierfs/ctl.h"
+#include "tierfs/options.h"
 
 enum {
 	EXIT_REFUSED = 1,	/* the daemon refused, or the request failed */
@@ -139,6 +140,20 @@ static int cmd_reclaim(const char *mnt, int argc, char **argv)
 	return ret;
 }
 
+/* A reply to stdout, but its "warning:" lines to stderr. */
+static void print_reply(const char *mnt)
+{
+	for (const char *line = reply, *next; *line; line = next) {
+		next = line + strcspn(line, "\n");
+		if (*next)
+			next++;
+		if (!strncmp(line, "warning: ", 9))
+			fprintf(stderr, "tierctl: %s: %.*s", mnt, (int)(next - line), line);
+		else
+			fwrite(line, 1, (size_t)(next - line), stdout);
+	}
+}
+
 static int cmd_set(const char *mnt, int argc, char **argv)
 {
 	char request[CTL_REQUEST_MAX];
@@ -158,7 +173,7 @@ static int cmd_set(const char *mnt, int argc, char **argv)
 		return EXIT_USAGE;
 	ret = ask(mnt, request);
 	if (!ret)
-		fputs(reply, stdout);
+		print_reply(mnt);
 	return ret;
 }
 
@@ -347,12 +362,17 @@ static const struct command commands[] = {
 	  "  The daemon's counters: data, memory budget, backend, reclaim, page pool,\n"
 	  "  requests; --json prints one JSON object, for scripts.  Anyone may read them.\n" },
 	{ "reclaim", cmd_reclaim, "tierctl reclaim MOUNTPOINT SIZE|all",
-	  "  Evict SIZE bytes (k/m/g/t suffix) or all resident pages to the backend\n"
-	  "  now.  Root or the mount's owner only.\n" },
+	  "  Evict SIZE bytes (" OPTIONS_SUFFIXES " suffix) or all resident pages to the\n"
+	  "  backend now.  Root or the mount's owner only.\n" },
 	{ "set", cmd_set, "tierctl set MOUNTPOINT KEY=VALUE...",
 	  "  Change settings of the running daemon, all or none, and print them all:\n"
-	  "    mem=SIZE        resident budget (k/m/g/t suffix or N% of RAM)\n"
-	  "    memlimit=SIZE   the daemon's whole memory limit\n"
+	  "    size=SIZE       file data limit (" OPTIONS_SUFFIXES " suffix or N% of RAM); 0 =\n"
+	  "                    none; not below the data held, nor past the page pool\n"
+	  "                    reserved at mount (for the size= of then, or RAM)\n"
+	  "    nr_inodes=N     inode limit, not below the inodes in use; 0 = none\n"
+	  "    mem=SIZE        resident budget, at least 4k; more than RAM is taken\n"
+	  "                    with a warning\n"
+	  "    memlimit=SIZE   the daemon's whole memory limit, at least 32m; 0 = none\n"
 	  "    readahead=auto|direct|cluster|vma   what a swap-in brings back\n"
 	  "    cgroup=PATH [mem=SIZE]  a tenant cgroup's resident share instead\n"
 	  "                    (without mem=: back to cg_share=)\n"

@@ -56,7 +56,7 @@ struct reclaim_pending {
  */
 struct data_space {
 	struct pagepool *pool;
-	uint64_t max_pages;			/* 0 = unlimited */
+	atomic_uint_fast64_t max_pages;	/* 0 = unlimited; set live by remount */
 	atomic_uint_fast64_t nr_pages;		/* present pages of all files */
 	atomic_uint_fast64_t nr_filled;		/* of which same-filled */
 

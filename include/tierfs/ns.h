@@ -78,7 +78,7 @@ struct ns {
 	struct inode *all;		/* every live inode, for teardown */
 	atomic_uint_fast64_t next_ino;
 	atomic_uint_fast64_t nr_inodes;	/* live inodes, root included */
-	uint64_t max_inodes;		/* 0 = unlimited */
+	atomic_uint_fast64_t max_inodes;	/* 0 = unlimited; tierctl set changes it live */
 };
 
 /* First readdir cookie of an entry; 1 and 2 stand for "." and "..". */

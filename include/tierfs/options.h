@@ -43,25 +43,80 @@ struct tierfs_options {
 	bool debug;
 	bool allow_other;
 	bool single_thread;		/* serve requests on one thread */
+	bool is_remount;		/* -o remount: change the running mount instead */
 	const char *source;		/* "tierfs" unless mount(8) names one */
 	const char *mountpoint;
 	char kernel_opts[1024];		/* comma list handed to libfuse/mount(2) */
 };
 
+/* The suffixes of every size and count, powers of 1024, for messages. */
+#define OPTIONS_SUFFIXES "k/m/g/t/p/e"
+
+/* What a size and a count look like, for messages (arguments, not formats). */
+#define OPTIONS_SIZE_FORM "bytes with a " OPTIONS_SUFFIXES " suffix or N% of RAM"
+#define OPTIONS_COUNT_FORM \
+	"a count with a " OPTIONS_SUFFIXES " suffix or N% of RAM pages up to 100%"
+
 /*
  * Parse a size: a number with an optional k/m/g/t/p/e suffix (powers of
- * 1024), or N% of whole.  Returns 0 or -EINVAL (also for overflow).
+ * 1024, either case), or N% of whole, N above 100 too.  Returns 0 or
+ * -EINVAL (also for overflow).
  */
 int options_parse_size(const char *s, uint64_t whole, uint64_t *out);
 
+/* The smallest mem=, a tenant's too: one page (memlimit='s is BUDGET_MIN_LIMIT). */
+#define OPTIONS_MIN_MEM 4096ULL
+
+/*
+ * Parse the value of size=, nr_inodes=, mem= or memlimit= (key), the one
+ * check of mount, remount and tierctl set: a size as above with N% of ram
+ * (nr_inodes=: a count, N% of ram's pages up to 100%); mem= at least
+ * OPTIONS_MIN_MEM, memlimit= at least BUDGET_MIN_LIMIT or 0 (none, which
+ * the caller may refuse).  0 is unlimited for size= and nr_inodes=.
+ * Returns 0, 1 when mem= or memlimit= is more than ram (taken; msg holds a
+ * warning), or -EINVAL with a reason in msg that names key and val.
+ */
+int options_parse_amount(const char *key, const char *val, uint64_t ram, uint64_t *out, char *msg,
+			 size_t msg_len);
+
+/* bytes with the largest suffix that divides them: "4k", "32m", "4097". */
+void options_format_size(uint64_t bytes, char *buf, size_t len);
+
 /*
  * Fill o from argv.  ram is the machine's memory in bytes (the base of the
- * defaults and of %).  Returns 0, 1 when --help/--version was handled and
- * the caller should exit 0, or -EINVAL with a message in err naming the
- * offending option.
+ * defaults and of %).  Returns 0 with warnings in err (one a line, each
+ * ending in a newline; empty without), 1 when --help/--version was handled
+ * and the caller should exit 0, or -EINVAL with a message in err naming
+ * the offending option.
  */
 int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o, char *err,
 		  size_t err_len);
+
+/*
+ * Join the -o lists of argv with commas into out: what a remount sends to
+ * the running daemon.  Returns 0 or -E2BIG.
+ */
+int options_join_lists(int argc, char **argv, char *out, size_t len);
+
+/*
+ * The daemon's side of a remount: list is every option mount(8) passed
+ * (the flags in force, FUSE's own, fstab's and the new ones); cur the
+ * options the mount runs with.  The values of size=, nr_inodes=, mem=,
+ * memlimit= and readahead= that differ from cur go to set as "KEY=VALUE"
+ * pairs, space-separated, as given (for tierctl set's checks); any other
+ * tierfs option must repeat its value in force.  Returns 0, or -EINVAL
+ * with err naming the option that is wrong or cannot change.
+ */
+int options_remount(const struct tierfs_options *cur, const char *list, uint64_t ram, char *set,
+		    size_t set_len, char *err, size_t err_len);
+
+/*
+ * The mount(2) flags of a remount: st_flags (statvfs's f_flag of the mount)
+ * with o's kernel flags (ro, nosuid, noatime, ...) applied over them.
+ * *is_changed says whether they differ from st_flags.
+ */
+unsigned long options_remount_flags(const struct tierfs_options *o, unsigned long st_flags,
+				    bool *is_changed);
 
 extern const char options_usage[];
 

@@ -55,6 +55,18 @@ expect_line() {
 	fi
 }
 
+# size_text BYTES: with the largest suffix that divides them, as tierfs says.
+size_text() {
+	v=$1
+	for suffix in "" k m g t p e; do
+		if [ "$v" -eq 0 ] || [ $((v % 1024)) -ne 0 ] || [ "$suffix" = e ]; then
+			echo "$v$suffix"
+			return
+		fi
+		v=$((v / 1024))
+	done
+}
+
 # A memory pressure event of the daemon's cgroup (or, v1, of any cgroup
 # below the one it listens at) makes it give back a sixteenth of its
 # resident pages, so on a busy machine a drain can be partly undone at
@@ -288,6 +300,62 @@ check_set() {
 	expect "$name: a refused set changes no budget" $((64 * MIB)) "$(stat_of mem_budget_bytes)"
 	json=$("$tierctl" stats "$mnt" --json)
 	expect_in "$name: a refused set changes no policy" '"policy_set":"direct"' "$json"
+
+	# The minimums of mount, named in the message; nothing changes.
+	for bad in "mem=1:mem= value '1': the minimum is 4k (one page)" \
+		"mem=4095:mem= value '4095': the minimum is 4k (one page)" \
+		"memlimit=1:memlimit= value '1': the minimum is 32m" \
+		"cgroup=/x mem=1:mem= value '1': the minimum is 4k (one page)"; do
+		pairs=${bad%%:*}
+		# shellcheck disable=SC2086 # one or two pairs
+		out=$("$tierctl" set "$mnt" $pairs 2>&1)
+		expect "$name: set $pairs: exit 1" 1 $?
+		expect "$name: set $pairs: the message" \
+			"tierctl: $mnt: set: invalid ${bad#*:}" "$out"
+	done
+	expect "$name: no minimum refused changed the budget" $((64 * MIB)) \
+		"$(stat_of mem_budget_bytes)"
+	json=$("$tierctl" stats "$mnt" --json)
+	case $json in
+	*'"path":"/x"'*) fail "$name: set cgroup=/x mem=1 adds no tenant" "no /x" "$json" ;;
+	*) ok "$name: set cgroup=/x mem=1 adds no tenant" ;;
+	esac
+	gib=$(awk '$1 == "MemTotal:" { printf "%.1f", $2 / 1048576 }' /proc/meminfo)
+	"$tierctl" set "$mnt" mem=200% >"$work/set.out" 2>"$work/set.err"
+	expect "$name: set mem=200%: exit 0" 0 $?
+	expect "$name: set mem=200%: a warning on stderr" \
+		"tierctl: $mnt: warning: mem= value '200%' is more than the machine's RAM ($gib GiB)" \
+		"$(cat "$work/set.err")"
+	expect_line "$name: set mem=200%: the values on stdout" "^mem=[0-9]+$" "$(cat "$work/set.out")"
+	"$tierctl" set "$mnt" mem=64M >/dev/null
+	expect "$name: set mem=64M again: exit 0" 0 $?
+
+	# size= and nr_inodes= live: not below what is in use, nor past the pool.
+	pages=$(($(stat_of data_bytes) / 4096))
+	inodes=$(stat_of inodes)
+	max_inodes=$(stat_of max_inodes)
+	for bad in "size=64M:size= value '64M': too small for current use ($pages pages, $(size_text $((pages * 4096))))" \
+		"size=4G:size= value '4G': at most 2g, the page pool this mount reserved at mount time" \
+		"nr_inodes=$((inodes - 1)):nr_inodes= value '$((inodes - 1))': too few for current use ($inodes inodes)"; do
+		pair=${bad%%:*}
+		out=$("$tierctl" set "$mnt" "$pair" 2>&1)
+		expect "$name: set $pair: exit 1" 1 $?
+		expect "$name: set $pair: the message" "tierctl: $mnt: set: invalid ${bad#*:}" "$out"
+	done
+	# size_bytes, not statfs: df shows the capacity where it is below size=.
+	expect "$name: refused limits leave size= and statfs files" "2147483648 $max_inodes" \
+		"$(stat_of size_bytes) $(stat -f -c '%c' "$mnt")"
+	out=$("$tierctl" set "$mnt" size=1G nr_inodes=$inodes 2>&1)
+	expect "$name: set size=1G nr_inodes=$inodes: exit 0" 0 $?
+	expect_line "$name: set prints size=1G" "^size=1073741824$" "$out"
+	expect "$name: statfs blocks files after the set" "262144 $inodes" \
+		"$(stat -f -c '%b %c' "$mnt")"
+	err=$(touch "$mnt/one-too-many" 2>&1)
+	expect_in "$name: a create past the new nr_inodes fails with ENOSPC" \
+		"No space left on device" "$err"
+	"$tierctl" set "$mnt" size=2G nr_inodes="$max_inodes" >/dev/null
+	expect "$name: size= and statfs files after setting them back" "2147483648 $max_inodes" \
+		"$(stat_of size_bytes) $(stat -f -c '%c' "$mnt")"
 
 	cat "$mnt"/f* >/dev/null # fill the budget
 	"$tierctl" set "$mnt" mem=16M >/dev/null

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: MIT
 #
 # The mount options of tierfs on live mounts: the size= and nr_inodes= limits
-# and statfs, malformed options, the root's mode and owner, mount(8) and
-# fstab, the signals that end the daemon, cache=, ro, and tierctl stats.
+# and statfs, malformed options and the minimums of mem= and memlimit=,
+# remount (by tierfs -o remount and by mount(8)), the root's mode and owner,
+# mount(8) and fstab, the signals that end the daemon, cache=, ro, and
+# tierctl stats.
 #
 # usage: mnt_options.sh TIERFS_BIN TIERCTL_BIN
 # Each check mounts on a fresh directory and unmounts after itself. Exits 0
@@ -166,6 +168,11 @@ mount_new() {
 	return 0
 }
 
+# stat_of DIR KEY: one number of tierctl stats --json, by key (the first match).
+stat_of() {
+	"$tierctl" stats "$1" --json 2>&1 | sed -n "s/.*\"$2\":\([0-9]*\).*/\1/p" | head -n 1
+}
+
 statfs() {
 	stat -f -c "$1" "$mnt" 2>&1
 }
@@ -306,6 +313,15 @@ check_bad_options() {
 		end_mnt "$n"
 	fi
 
+	# As on tmpfs: the swap tier holds what RAM does not.
+	n="size=200%"
+	if mount_new "$n" size=200%; then
+		mem_kib=$(awk '$1 == "MemTotal:" { print $2 }' /proc/meminfo)
+		expect "$n: size_bytes in tierctl stats is twice MemTotal" $((mem_kib * 1024 * 2)) \
+			"$(stat_of "$mnt" size_bytes)"
+		end_mnt "$n"
+	fi
+
 	new_mnt
 	for opt in size=abc size=-1 size=1x nr_inodes=zz mode=999 cache=bogus uid=-5 \
 		frobnicate frob=1; do
@@ -332,6 +348,110 @@ check_bad_options() {
 		fi
 	done
 	end_mnt "bad options"
+}
+
+# 4b. mem= and memlimit= below their minimum are refused, naming it; more
+# than RAM is taken with a warning.
+check_mem_values() {
+	new_mnt
+	for bad in "mem=4095:mem= value '4095': the minimum is 4k (one page)" \
+		"mem=0:mem= value '0': the minimum is 4k (one page)" \
+		"memlimit=1:memlimit= value '1': the minimum is 32m"; do
+		opt=${bad%%:*}
+		n="-o $opt"
+		"$tierfs" "$mnt" -o "$opt" >/dev/null 2>"$work/opt.err"
+		expect "$n: exit status" 1 $?
+		expect "$n: the message names the minimum" \
+			"tierfs: invalid ${bad#*:}
+(see tierfs --help)" "$(cat "$work/opt.err")"
+		if is_mounted "$mnt"; then
+			fail "$n: nothing mounted" "no mount on $mnt" "one"
+			release "$mnt"
+		fi
+	done
+	end_mnt "mem values"
+
+	n="mem=200%"
+	gib=$(awk '$1 == "MemTotal:" { printf "%.1f", $2 / 1048576 }' /proc/meminfo)
+	mount_new "$n" mem=200% || return
+	expect "$n: mounted, with a warning on stderr" \
+		"tierfs: warning: mem= value '200%' is more than the machine's RAM ($gib GiB)" \
+		"$(cat "$work/mount.err")"
+	end_mnt "$n"
+}
+
+# remount_run NAME EXIT MESSAGE OPTS: tierfs tierfs $mnt -o OPTS, as
+# mount.fuse3 runs it, exits with EXIT and prints MESSAGE on stderr.
+remount_run() {
+	"$tierfs" tierfs "$mnt" -o "$4" >/dev/null 2>"$work/remount.err"
+	expect "$1: exit status" "$2" $?
+	expect "$1: stderr" "$3" "$(cat "$work/remount.err")"
+}
+
+# 4c. -o remount changes the running mount: the limits grow and shrink,
+# not below what is in use nor past the page pool; what cannot change is
+# refused by name unless repeated; ro and rw reach the kernel.
+check_remount() {
+	n="remount"
+	mount_new "$n" size=64M,nr_inodes=1000,mem=32M || return
+	run_dd if="$work/rand8m" of="$mnt/f" bs=1M count=8
+	expect "$n: writing 8 MiB" "0 " "$dd_rc $dd_err"
+
+	remount_run "$n: size=32M,nr_inodes=500,mem=16M,memlimit=256M,readahead=vma" 0 "" \
+		remount,size=32M,nr_inodes=500,mem=16M,memlimit=256M,readahead=vma
+	expect "$n: statfs blocks files after shrinking" "8192 500" "$(statfs '%b %c')"
+	json=$("$tierctl" stats "$mnt" --json 2>&1)
+	for kv in size_bytes:33554432 max_inodes:500 mem_budget_bytes:16777216 \
+		mem_limit_bytes:268435456 'policy_set:"vma"'; do
+		case $json in
+		*"\"${kv%%:*}\":${kv#*:}"[,}]*) ok "$n: stats ${kv%%:*} ${kv#*:}" ;;
+		*) fail "$n: stats ${kv%%:*}" "${kv#*:}" "$json" ;;
+		esac
+	done
+	remount_run "$n: size=64M,nr_inodes=2000 grows them back" 0 "" \
+		rw,remount,size=64M,nr_inodes=2000
+	expect "$n: statfs blocks files after growing" "16384 2000" "$(statfs '%b %c')"
+
+	remount_run "$n: size=128M, past the page pool" 1 \
+		"tierfs: remount: invalid size= value '128M': at most 64m, the page pool this mount reserved at mount time" \
+		remount,size=128M
+	remount_run "$n: size=4M, below the 8 MiB in use" 1 \
+		"tierfs: remount: invalid size= value '4M': too small for current use (2048 pages, 8m)" \
+		remount,size=4M
+	remount_run "$n: nr_inodes=1, below the 2 in use" 1 \
+		"tierfs: remount: invalid nr_inodes= value '1': too few for current use (2 inodes)" \
+		remount,nr_inodes=1
+	remount_run "$n: mem=4095" 1 \
+		"tierfs: remount: invalid mem= value '4095': the minimum is 4k (one page)
+(see tierfs --help)" remount,mem=4095
+	for opt in backend=ramdisk compressor=zstd mode=0700 uid=5 cache=never swapsize=1G; do
+		remount_run "$n: $opt" 1 \
+			"tierfs: remount: ${opt%%=*}= cannot change on a mounted tierfs" \
+			"remount,$opt,size=32M"
+	done
+	expect "$n: nothing refused changed statfs" "16384 2000" "$(statfs '%b %c')"
+	remount_run "$n: fixed options repeated with their values" 0 "" \
+		rw,remount,mode=1777,backend=zpool,cache=auto,compressor=lz4,uid=0,gid=0,size=64M
+
+	remount_run "$n: ro" 0 "" remount,ro
+	case ",$(mount_opts "$mnt")," in
+	*,ro,*) ok "$n: ro in /proc/self/mounts" ;;
+	*) fail "$n: ro in /proc/self/mounts" ro "'$(mount_opts "$mnt")'" ;;
+	esac
+	err=$(touch "$mnt/g" 2>&1)
+	case "$err" in
+	*"$EROFS_MSG"*) ok "$n: ro: touch fails with EROFS" ;;
+	*) fail "$n: ro: touch fails with EROFS" "'$EROFS_MSG'" "'$err'" ;;
+	esac
+	remount_run "$n: rw" 0 "" remount,rw
+	err=$(touch "$mnt/g" 2>&1)
+	expect "$n: rw: touch works again" "" "$err"
+	end_mnt "$n"
+
+	new_mnt
+	remount_run "$n: a directory that is no tierfs" 1 \
+		"tierfs: remount: $mnt: not a tierfs mount (no daemon answers)" remount,size=1G
+	end_mnt "$n"
 }
 
 # 5. mode=, uid=, gid= set the root directory.
@@ -397,6 +517,37 @@ in_mount_ns() {
 	fi
 	release "$mnt"
 
+	# mount(8) passes every option in force and the new ones, with remount.
+	n="mount -o remount"
+	if ! err=$(mount -t fuse.tierfs tierfs "$mnt" -o size=64M,noatime 2>&1) ||
+		! wait_for is_mounted "$mnt"; then
+		fail "$n: mount" "exit 0 and a mount" "'$err'"
+	else
+		err=$(mount -o remount,size=32M,nr_inodes=1000,mem=16M "$mnt" 2>&1)
+		expect "$n,size=32M,nr_inodes=1000,mem=16M MNT" "" "$err"
+		expect "$n: statfs blocks files after shrinking" "8192 1000" "$(statfs '%b %c')"
+		expect "$n: mem_budget_bytes after shrinking" 16777216 \
+			"$(stat_of "$mnt" mem_budget_bytes)"
+		err=$(mount -o remount,size=64M,nr_inodes=2000,mem=48M "$mnt" 2>&1)
+		expect "$n,size=64M,nr_inodes=2000,mem=48M MNT" "" "$err"
+		expect "$n: statfs blocks files after growing" "16384 2000" "$(statfs '%b %c')"
+		expect "$n: mem_budget_bytes after growing" 50331648 \
+			"$(stat_of "$mnt" mem_budget_bytes)"
+		err=$(mount -o remount,backend=ramdisk "$mnt" 2>&1)
+		expect "$n,backend=ramdisk MNT: refused by name" \
+			"tierfs: remount: backend= cannot change on a mounted tierfs" "$err"
+		err=$(mount -o remount,ro "$mnt" 2>&1)
+		expect "$n,ro MNT" "" "$err"
+		expect "$n,ro: the flags in /proc/self/mounts" ro,noatime \
+			"$(mount_opts "$mnt" | cut -d, -f1-2)"
+		err=$(mount -o remount,rw "$mnt" 2>&1)
+		expect "$n,rw MNT" "" "$err"
+		expect "$n,rw: the flags in /proc/self/mounts" rw,noatime \
+			"$(mount_opts "$mnt" | cut -d, -f1-2)"
+		expect "$n: statfs blocks files kept" "16384 2000" "$(statfs '%b %c')"
+	fi
+	release "$mnt"
+
 	n="mount -T FSTAB"
 	printf 'tierfs %s fuse.tierfs %s 0 0\n' "$mnt" \
 		"size=32M,mode=0755,noauto,nofail,x-systemd.foo=1" >"$work/fstab"
@@ -408,6 +559,11 @@ in_mount_ns() {
 		ok "$n MNT with size=32M,mode=0755,noauto,nofail,x-systemd.foo=1"
 		expect "$n: statfs blocks" 8192 "$(statfs %b)"
 		expect "$n: root mode" 755 "$(stat -c %a "$mnt" 2>&1)"
+		# fstab's options come again, mode=0755 among them: no change, no refusal.
+		err=$(mount -T "$work/fstab" -o remount,size=16M "$mnt" 2>&1)
+		expect "$n -o remount,size=16M MNT" "" "$err"
+		expect "$n: statfs blocks after the remount" 4096 "$(statfs %b)"
+		expect "$n: root mode after the remount" 755 "$(stat -c %a "$mnt" 2>&1)"
 		err=$(umount "$mnt" 2>&1)
 		expect "$n: umount MNT" "" "$err"
 		expect "$n: not mounted after umount" no \
@@ -423,7 +579,8 @@ check_mount_helper() {
 		return
 	fi
 	new_mnt
-	out=$(unshare -m --propagation private sh "$script" --in-mount-ns "$tierfs" "$mnt" "$work")
+	out=$(unshare -m --propagation private sh "$script" --in-mount-ns "$tierfs" "$mnt" "$work" \
+		"$tierctl")
 	rc=$?
 	printf '%s\n' "$out"
 	nr_pass=$((nr_pass + $(printf '%s\n' "$out" | grep -c '^ok - ')))
@@ -434,7 +591,8 @@ check_mount_helper() {
 	end_mnt "$n"
 }
 
-# 8. SIGTERM and SIGINT unmount; fusermount3 -u ends the daemon.
+# 8. SIGTERM and SIGINT unmount; fusermount3 -u ends the daemon; with -f
+# the daemon exits 0 after each.
 check_signals() {
 	for sig in TERM INT; do
 		n="SIG$sig"
@@ -462,6 +620,50 @@ check_signals() {
 		done
 		end_mnt "$n"
 	done
+
+	# In the foreground the exit status is the daemon's: 0 for a clean
+	# unmount.  A shell starts a background job with SIGINT ignored, which
+	# libfuse leaves so: env gives the daemon the default back.
+	for how in TERM INT fusermount3; do
+		n="-f, $how"
+		if [ $how = INT ] && ! env --default-signal=INT true 2>/dev/null; then
+			echo "skip - $n: env has no --default-signal"
+			continue
+		fi
+		new_mnt
+		env --default-signal=INT "$tierfs" -f "$mnt" 2>"$work/fg.err" &
+		pid=$!
+		if ! wait_for is_mounted "$mnt"; then
+			fail "$n: mount" "$mnt mounted" "not mounted: $(cat "$work/fg.err")"
+			kill -KILL $pid 2>/dev/null
+			wait $pid
+			end_mnt "$n"
+			continue
+		fi
+		if [ $how = fusermount3 ]; then
+			fusermount3 -u "$mnt"
+		else
+			kill -s $how $pid
+		fi
+		wait $pid
+		expect "$n: exit status after a clean unmount" 0 $?
+		expect "$n: nothing on stderr" "" "$(cat "$work/fg.err")"
+		expect "$n: unmounted" no "$(is_mounted "$mnt" && echo yes || echo no)"
+		end_mnt "$n"
+	done
+
+	n="-f, SIGKILL"
+	new_mnt
+	"$tierfs" -f "$mnt" 2>/dev/null &
+	pid=$!
+	if wait_for is_mounted "$mnt"; then
+		kill -KILL $pid
+		wait $pid
+		expect "$n: the exit status of a killed daemon" 137 $?
+	else
+		fail "$n: mount" "$mnt mounted" "not mounted"
+	fi
+	end_mnt "$n"
 
 	n="fusermount3 -u"
 	mount_new "$n" || return
@@ -627,10 +829,11 @@ check_enospc_keeps_data() {
 script=$0
 
 if [ "${1:-}" = --in-mount-ns ]; then
-	[ $# -eq 4 ] || exit 1
+	[ $# -eq 5 ] || exit 1
 	tierfs=$2
 	mnt=$3
 	work=$4
+	tierctl=$5
 	in_mount_ns
 	exit 0
 fi
@@ -657,6 +860,8 @@ check_size_limit
 check_inode_limit
 check_unlimited
 check_bad_options
+check_mem_values
+check_remount
 check_root_owner
 check_defaults
 check_mount_helper

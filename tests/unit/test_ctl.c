@@ -296,6 +296,162 @@ static void test_errors(struct tierfs *fs)
 	check_clear_context();
 	ctl_handle(fs, "frobnicate", 0, buf, sizeof(buf));
 	CHECK(strstr(buf, "frobnicate") != NULL);
+	CHECK_EQ(-EINVAL, ctl_handle(fs, "reclaim 1q", 0, buf, sizeof(buf)));
+	CHECK_STR("error: reclaim: want bytes with a k/m/g/t/p/e suffix, or 'all'\n", buf);
+}
+
+/* set: the values mount refuses are refused, by the same message, changing nothing. */
+static void test_set_values(struct tierfs *fs)
+{
+	static const struct {
+		const char *request;
+		const char *reply;
+	} refused[] = {
+		{ "set mem=1",
+		  "error: set: invalid mem= value '1': the minimum is 4k (one page)\n" },
+		{ "set mem=4095 readahead=vma",
+		  "error: set: invalid mem= value '4095': the minimum is 4k (one page)\n" },
+		{ "set memlimit=1",
+		  "error: set: invalid memlimit= value '1': the minimum is 32m\n" },
+		{ "set cgroup=/x mem=1",
+		  "error: set: invalid mem= value '1': the minimum is 4k (one page)\n" },
+		{ "set mem=1q",
+		  "error: set: invalid mem= value '1q': want bytes with a k/m/g/t/p/e suffix or N% "
+		  "of RAM\n" },
+	};
+	uint64_t mem_cap = fs->data.mem_cap_pages, nr_tenants = fs->tenants.nr;
+	int policy = atomic_load(&fs->data.ra.policy);
+	char buf[512];
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		check_set_context("request \"%s\"", refused[i].request);
+		CHECK_EQ(-EINVAL, ctl_handle(fs, refused[i].request, 0, buf, sizeof(buf)));
+		CHECK_STR(refused[i].reply, buf);
+		CHECK_EQ(mem_cap, fs->data.mem_cap_pages);
+		CHECK_EQ(nr_tenants, fs->tenants.nr);
+		CHECK_EQ(policy, atomic_load(&fs->data.ra.policy));
+	}
+	check_clear_context();
+
+	/* The smallest mem= is taken; more than RAM is taken with a warning line. */
+	CHECK_EQ(0, ctl_handle(fs, "set mem=4k", 0, buf, sizeof(buf)));
+	CHECK(strstr(buf, "\nmem=4096\n") != NULL);
+	CHECK_EQ(1, fs->data.mem_cap_pages);
+	CHECK_EQ(0, ctl_handle(fs, "set mem=1e", 0, buf, sizeof(buf)));
+	if (!CHECK(!strncmp(buf, "ok\nwarning: mem= value '1e' is more than the machine's RAM (",
+			    60)))
+		printf("     reply: \"%s\"\n", buf);
+	CHECK(strstr(buf, "\nmem=1152921504606846976\n") != NULL);
+	CHECK_EQ(0, ctl_handle(fs, "set cgroup=/x mem=4k", 0, buf, sizeof(buf)));
+	CHECK_STR("ok\ncgroup=/x\nmem=4096\n", buf);
+	CHECK_EQ(0, ctl_handle(fs, "set mem=64m", 0, buf, sizeof(buf)));
+}
+
+/*
+ * set size= and nr_inodes=: not below what is in use (3 pages, 2 inodes),
+ * not past the page pool (1 MiB), all or nothing.
+ */
+static void test_set_limits(struct tierfs *fs)
+{
+	static const struct {
+		const char *request;
+		const char *reply;
+	} refused[] = {
+		{ "set size=8k",
+		  "error: set: invalid size= value '8k': too small for current use (3 pages, 12k)\n" },
+		{ "set size=1",
+		  "error: set: invalid size= value '1': too small for current use (3 pages, 12k)\n" },
+		{ "set size=2m",
+		  "error: set: invalid size= value '2m': at most 1m, the page pool this mount "
+		  "reserved at mount time\n" },
+		{ "set nr_inodes=1",
+		  "error: set: invalid nr_inodes= value '1': too few for current use (2 inodes)\n" },
+		{ "set size=1q",
+		  "error: set: invalid size= value '1q': want bytes with a k/m/g/t/p/e suffix or N% "
+		  "of RAM\n" },
+		{ "set nr_inodes=101%",
+		  "error: set: invalid nr_inodes= value '101%': want a count with a k/m/g/t/p/e "
+		  "suffix or N% of RAM pages up to 100%\n" },
+		{ "set size=12k nr_inodes=2 mem=1",
+		  "error: set: invalid mem= value '1': the minimum is 4k (one page)\n" },
+		{ "set cgroup=/x size=1m",
+		  "error: set: cgroup= takes mem= only, on a mount with a backend\n" },
+	};
+	static char stats[CTL_REPLY_MAX];
+	char buf[512];
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		check_set_context("request \"%s\"", refused[i].request);
+		CHECK_EQ(-EINVAL, ctl_handle(fs, refused[i].request, 0, buf, sizeof(buf)));
+		CHECK_STR(refused[i].reply, buf);
+		CHECK_EQ(256, fs->data.max_pages);
+		CHECK_EQ(1ULL << 20, fs->opts.size);
+		CHECK_EQ(100, atomic_load(&fs->ns.max_inodes));
+	}
+	check_clear_context();
+
+	/* Down to exactly what is in use. */
+	CHECK_EQ(0, ctl_handle(fs, "set size=12k nr_inodes=2", 0, buf, sizeof(buf)));
+	if (!CHECK(!strncmp(buf, "ok\nsize=12288\nnr_inodes=2\nmem=", 30)))
+		printf("     reply: \"%s\"\n", buf);
+	CHECK_EQ(3, fs->data.max_pages);
+	CHECK_EQ(2, atomic_load(&fs->ns.max_inodes));
+	/* A part page counts whole, as at mount. */
+	CHECK_EQ(0, ctl_handle(fs, "set size=8193", 0, buf, sizeof(buf)));
+	CHECK_EQ(3, fs->data.max_pages);
+	CHECK_EQ(8193, fs->opts.size);
+	/* 0 is unlimited, whatever the pool. */
+	CHECK_EQ(0, ctl_handle(fs, "set size=0 nr_inodes=0", 0, buf, sizeof(buf)));
+	CHECK_EQ(0, fs->data.max_pages);
+	CHECK_EQ(0, atomic_load(&fs->ns.max_inodes));
+	/* Back up to the pool's reservation. */
+	CHECK_EQ(0, ctl_handle(fs, "set size=1m nr_inodes=100", 0, buf, sizeof(buf)));
+	CHECK_EQ(256, fs->data.max_pages);
+	CHECK_EQ(100, atomic_load(&fs->ns.max_inodes));
+	CHECK_EQ(0, ctl_handle(fs, "stats json", 0, stats, sizeof(stats)));
+	check_json_key(stats + 3, NULL, "size_bytes", 1ULL << 20);
+	check_json_key(stats + 3, NULL, "max_inodes", 100);
+}
+
+/* remount: what cannot change is named; the rest goes through set's checks. */
+static void test_remount(struct tierfs *fs)
+{
+	static const struct {
+		const char *request;
+		const char *reply;
+	} refused[] = {
+		{ "remount rw,remount,backend=ramdisk",
+		  "error: remount: backend= cannot change on a mounted tierfs\n" },
+		{ "remount rw,remount,size=8k",
+		  "error: remount: invalid size= value '8k': too small for current use (3 pages, "
+		  "12k)\n" },
+		{ "remount rw,remount,mem=1",
+		  "error: remount: invalid mem= value '1': the minimum is 4k (one page)\n" },
+		{ "remount rw,remount,colour=blue",
+		  "error: remount: unknown option 'colour=blue'\n" },
+	};
+	char buf[512];
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		check_set_context("request \"%s\"", refused[i].request);
+		CHECK_EQ(-EINVAL, ctl_handle(fs, refused[i].request, 0, buf, sizeof(buf)));
+		CHECK_STR(refused[i].reply, buf);
+		CHECK_EQ(256, fs->data.max_pages);
+	}
+	check_clear_context();
+	CHECK_EQ(-EPERM, ctl_handle(fs, "remount size=512k", 12345, buf, sizeof(buf)));
+	CHECK_EQ(256, fs->data.max_pages);
+
+	/* Nothing but flags: ok, nothing changes. */
+	CHECK_EQ(0, ctl_handle(fs, "remount ro,remount,user_id=0,group_id=0", 0, buf, sizeof(buf)));
+	if (!CHECK(!strncmp(buf, "ok\nsize=1048576\nnr_inodes=100\n", 30)))
+		printf("     reply: \"%s\"\n", buf);
+	CHECK_EQ(0, ctl_handle(fs, "remount rw,remount,size=512k,nr_inodes=50,size=12k", 0, buf,
+			       sizeof(buf)));
+	CHECK_EQ(3, fs->data.max_pages);
+	CHECK_EQ(50, atomic_load(&fs->ns.max_inodes));
+	CHECK_EQ(0, ctl_handle(fs, "remount remount,size=1m,nr_inodes=100", 0, buf, sizeof(buf)));
+	CHECK_EQ(256, fs->data.max_pages);
 }
 
 /* A reply buffer too small: NUL-terminated, nothing written past it. */
@@ -356,6 +512,9 @@ int main(void)
 
 	test_stats(&fs);
 	test_errors(&fs);
+	test_set_values(&fs);
+	test_set_limits(&fs);
+	test_remount(&fs);
 	test_small_buffer(&fs);
 	tierfs_destroy(&fs);
 	return check_done("ctl");

@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "tierfs/options.h"
@@ -59,6 +61,10 @@ static void test_parse_size(void)
 		{ "0%", 1000, 0 },
 		{ "33%", RAM, RAM * 33 / 100 },
 		{ "1%", UINT64_MAX, UINT64_MAX / 100 },
+		/* Past 100%, as tmpfs takes size=200%. */
+		{ "200%", RAM, 2 * RAM },
+		{ "1000%", 1000, 10000 },
+		{ "100%", UINT64_MAX, UINT64_MAX },
 	};
 	static const char *const bad[] = {
 		"abc",	"-1",	     "+1",
@@ -67,6 +73,7 @@ static void test_parse_size(void)
 		"k",	"%",	     "1kb",
 		"1k%",	"1%%",	     "1.5g",
 		"0x10", "1 k",	     "--1",
+		"101%", /* of UINT64_MAX: too big */
 	};
 
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
@@ -81,7 +88,7 @@ static void test_parse_size(void)
 		uint64_t v = 0xdead;
 
 		check_set_context("options_parse_size(\"%s\")", bad[i]);
-		CHECK_EQ(-EINVAL, options_parse_size(bad[i], RAM, &v));
+		CHECK_EQ(-EINVAL, options_parse_size(bad[i], UINT64_MAX, &v));
 		CHECK_EQ(0xdead, v);
 	}
 	check_clear_context();
@@ -149,6 +156,15 @@ static void test_own_keys(void)
 	CHECK_EQ(CACHE_ALWAYS, o.cache);
 	CHECK_EQ(0755, o.mode);
 
+	/* size= past 100% as on tmpfs; nr_inodes= up to every RAM page. */
+	{
+		char *argv_big[] = { "tierfs", "-o", "size=200%,nr_inodes=100%", "/mnt", NULL };
+
+		CHECK_EQ(0, options_parse(ARGC(argv_big), argv_big, RAM, &o, err, sizeof(err)));
+		CHECK_EQ(2 * RAM, o.size);
+		CHECK_EQ(RAM / 4096, o.nr_inodes);
+	}
+
 	CHECK_EQ(0, options_parse(ARGC(argv_zero), argv_zero, RAM, &o, err, sizeof(err)));
 	CHECK_EQ(0, o.size);
 	CHECK_EQ(0, o.nr_inodes);
@@ -187,6 +203,7 @@ static void test_bad_options(void)
 		{ "size=99999999999e", "size" },
 		{ "nr_inodes=-1", "nr_inodes" },
 		{ "nr_inodes=lots", "nr_inodes" },
+		{ "nr_inodes=101%", "nr_inodes" },
 		{ "mode=8", "mode" },
 		{ "mode=17777", "mode" },
 		{ "mode=rwx", "mode" },
@@ -203,7 +220,6 @@ static void test_bad_options(void)
 		{ "size=1m,colour=blue", "colour" },
 		{ "memlimit=1m", "memlimit" },
 		{ "memlimit=", "memlimit" },
-		{ "memlimit=0", "memlimit" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -217,6 +233,104 @@ static void test_bad_options(void)
 		CHECK_EQ(-EINVAL, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
 		if (!CHECK(strstr(err, cases[i].named) != NULL))
 			printf("     message: \"%s\"\n", err);
+	}
+	check_clear_context();
+}
+
+/* mem= and memlimit=: a minimum, named in the message, and a warning past RAM. */
+static void test_mem_values(void)
+{
+	static const struct {
+		const char *opts;
+		const char *message;
+	} refused[] = {
+		{ "mem=4095", "invalid mem= value '4095': the minimum is 4k (one page)" },
+		{ "mem=1", "invalid mem= value '1': the minimum is 4k (one page)" },
+		{ "mem=0", "invalid mem= value '0': the minimum is 4k (one page)" },
+		{ "memlimit=1", "invalid memlimit= value '1': the minimum is 32m" },
+		{ "memlimit=32767k", "invalid memlimit= value '32767k': the minimum is 32m" },
+		{ "memlimit=0", "invalid memlimit= value '0': the minimum is 32m" },
+	};
+	char *argv_min[] = { "tierfs", "-o", "mem=4k,memlimit=32m", "/mnt", NULL };
+	char *argv_big[] = { "tierfs", "-o", "mem=16g,memlimit=200%", "/mnt", NULL };
+	struct tierfs_options o;
+	char err[512];
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		char list[64];
+		char *argv[] = { "tierfs", "-o", list, "/mnt", NULL };
+
+		snprintf(list, sizeof(list), "%s", refused[i].opts);
+		check_set_context("-o %s", refused[i].opts);
+		CHECK_EQ(-EINVAL, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK_STR(refused[i].message, err);
+	}
+	check_clear_context();
+
+	CHECK_EQ(0, options_parse(ARGC(argv_min), argv_min, RAM, &o, err, sizeof(err)));
+	CHECK_STR("", err);
+	CHECK_EQ(4096, o.mem);
+	CHECK_EQ(32ULL << 20, o.memlimit);
+
+	/* More than RAM is taken, with one warning line each. */
+	CHECK_EQ(0, options_parse(ARGC(argv_big), argv_big, RAM, &o, err, sizeof(err)));
+	CHECK_STR("mem= value '16g' is more than the machine's RAM (8.0 GiB)\n"
+		  "memlimit= value '200%' is more than the machine's RAM (8.0 GiB)\n",
+		  err);
+	CHECK_EQ(16ULL << 30, o.mem);
+	CHECK_EQ(2 * RAM, o.memlimit);
+
+	/* The check tierctl set shares, where memlimit=0 is none. */
+	CHECK_EQ(0, options_parse_amount("memlimit", "0", RAM, &v, err, sizeof(err)));
+	CHECK_EQ(0, v);
+	CHECK_EQ(-EINVAL, options_parse_amount("mem", "4095", RAM, &v, err, sizeof(err)));
+	CHECK_STR("invalid mem= value '4095': the minimum is 4k (one page)", err);
+	CHECK_EQ(0, options_parse_amount("mem", "8g", RAM, &v, err, sizeof(err)));
+	CHECK_EQ(RAM, v);
+	CHECK_EQ(1, options_parse_amount("mem", "8388609k", RAM, &v, err, sizeof(err)));
+	CHECK_EQ(RAM + 1024, v);
+	/* size= more than RAM is no slip: no warning. */
+	CHECK_EQ(0, options_parse_amount("size", "200%", RAM, &v, err, sizeof(err)));
+	CHECK_EQ(2 * RAM, v);
+	CHECK_EQ(-EINVAL, options_parse_amount("nr_inodes", "101%", RAM, &v, err, sizeof(err)));
+	CHECK_STR("invalid nr_inodes= value '101%': want a count with a k/m/g/t/p/e suffix or N% "
+		  "of RAM pages up to 100%",
+		  err);
+
+	{
+		static const struct {
+			uint64_t bytes;
+			const char *text;
+		} sizes[] = { { 0, "0" },	    { 4095, "4095" },
+			      { 4096, "4k" },	    { 32ULL << 20, "32m" },
+			      { 5ULL << 40, "5t" }, { 1ULL << 60, "1e" },
+			      { 4097, "4097" } };
+
+		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+			options_format_size(sizes[i].bytes, err, sizeof(err));
+			CHECK_STR(sizes[i].text, err);
+		}
+	}
+}
+
+/* Every size and count message names the same suffixes as --help. */
+static void test_suffixes_named(void)
+{
+	static const char *const opts[] = { "size=1q", "nr_inodes=1q", "mem=1q", "memlimit=1q",
+					    "swapsize=1q" };
+
+	CHECK(strstr(options_usage, "k/m/g/t/p/e") != NULL);
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		char list[32];
+		char *argv[] = { "tierfs", "-o", list, "/mnt", NULL };
+		struct tierfs_options o;
+		char err[256] = "";
+
+		snprintf(list, sizeof(list), "%s", opts[i]);
+		CHECK_EQ(-EINVAL, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		check_set_context("-o %s: \"%s\"", opts[i], err);
+		CHECK(strstr(err, "with a k/m/g/t/p/e suffix or N% of RAM") != NULL);
 	}
 	check_clear_context();
 }
@@ -317,6 +431,119 @@ static void test_positional_and_flags(void)
 	CHECK_EQ(1, options_parse(ARGC(argv_h), argv_h, RAM, &o, err, sizeof(err)));
 	CHECK_EQ(1, options_parse(ARGC(argv_version), argv_version, RAM, &o, err, sizeof(err)));
 	CHECK(strstr(options_usage, "size=") != NULL);
+	CHECK(strstr(options_usage, "-h, --help") != NULL);
+	CHECK(strstr(options_usage, "-V, --version") != NULL);
+}
+
+/* A remount: what mount(8) passes, checked against the options in force. */
+static void test_remount(void)
+{
+	static const struct {
+		const char *list;
+		int ret;
+		const char *out; /* the set pairs, or the message */
+	} cases[] = {
+		/* What mount(8) passes for "mount -o remount,size=32M MNT". */
+		{ "rw,noatime,remount,user_id=0,group_id=0,default_permissions,allow_other,"
+		  "size=32M,nr_inodes=1000,dev,suid",
+		  0, "size=32M" },
+		{ "remount,mem=16m,readahead=vma,memlimit=1g,nr_inodes=10%", 0,
+		  "nr_inodes=10% mem=16m memlimit=1g readahead=vma" },
+		{ "remount,size=1m,size=64m", 0, "" },
+		{ "remount,size=1m,size=2m", 0, "size=2m" },
+		/* fstab's options again, with their values in force. */
+		{ "rw,remount,size=64m,mode=0755,backend=zpool,compressor=lz4,cache=auto,"
+		  "cg_share=50%,uid=12,gid=34,mem=32m,readahead=auto",
+		  0, "" },
+		{ "remount,backend=ramdisk", -EINVAL,
+		  "backend= cannot change on a mounted tierfs" },
+		{ "remount,backend=file:/tmp/x", -EINVAL,
+		  "backend= cannot change on a mounted tierfs" },
+		{ "remount,compressor=zstd", -EINVAL,
+		  "compressor= cannot change on a mounted tierfs" },
+		{ "remount,mode=0700", -EINVAL, "mode= cannot change on a mounted tierfs" },
+		{ "remount,uid=5", -EINVAL, "uid= cannot change on a mounted tierfs" },
+		{ "remount,gid=5", -EINVAL, "gid= cannot change on a mounted tierfs" },
+		{ "remount,cache=never", -EINVAL, "cache= cannot change on a mounted tierfs" },
+		{ "remount,swapsize=1g", -EINVAL, "swapsize= cannot change on a mounted tierfs" },
+		{ "remount,cg_share=20%", -EINVAL, "cg_share= cannot change on a mounted tierfs" },
+		{ "remount,size=abc", -EINVAL,
+		  "invalid size= value 'abc': want bytes with a k/m/g/t/p/e suffix or N% of RAM" },
+		{ "remount,frob", -EINVAL, "unknown option 'frob'" },
+	};
+	char *argv_cur[] = { "tierfs", "-o",
+			     "size=64m,nr_inodes=1000,mem=32m,mode=0755,uid=12,gid=34,allow_other",
+			     "/mnt", NULL };
+	char *argv_no_other[] = { "tierfs", "/mnt", NULL };
+	char *argv_remount[] = { "tierfs", "tierfs", "/mnt", "-o", "rw,remount", "-osize=1g", NULL };
+	char *argv_fuse_keys[] = { "tierfs", "-o", "user_id=0", "/mnt", NULL };
+	struct tierfs_options cur, o;
+	char set[256], err[256];
+
+	if (!CHECK_EQ(0, options_parse(ARGC(argv_cur), argv_cur, RAM, &cur, err, sizeof(err))))
+		return;
+	CHECK(!cur.is_remount);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		check_set_context("remount \"%s\"", cases[i].list);
+		strcpy(set, "unset");
+		CHECK_EQ(cases[i].ret, options_remount(&cur, cases[i].list, RAM, set, sizeof(set),
+						       err, sizeof(err)));
+		CHECK_STR(cases[i].out, cases[i].ret ? err : set);
+	}
+	check_clear_context();
+
+	/* allow_other is one more option that cannot change. */
+	CHECK_EQ(0, options_parse(ARGC(argv_no_other), argv_no_other, RAM, &o, err, sizeof(err)));
+	o.allow_other = false;
+	CHECK_EQ(-EINVAL, options_remount(&o, "remount,allow_other", RAM, set, sizeof(set), err,
+					  sizeof(err)));
+	CHECK_STR("allow_other cannot change on a mounted tierfs", err);
+
+	/* The helper's side: a remount, its lists joined, no default flags. */
+	CHECK_EQ(0, options_parse(ARGC(argv_remount), argv_remount, RAM, &o, err, sizeof(err)));
+	CHECK(o.is_remount);
+	CHECK_STR("rw", o.kernel_opts);
+	CHECK_EQ(1ULL << 30, o.size);
+	CHECK_EQ(0, options_join_lists(ARGC(argv_remount), argv_remount, set, sizeof(set)));
+	CHECK_STR("rw,remount,size=1g", set);
+	CHECK_EQ(-E2BIG, options_join_lists(ARGC(argv_remount), argv_remount, set, 8));
+	/* FUSE's own keys are taken on a remount only. */
+	CHECK_EQ(-EINVAL,
+		 options_parse(ARGC(argv_fuse_keys), argv_fuse_keys, RAM, &o, err, sizeof(err)));
+	CHECK_STR("unknown option 'user_id=0'", err);
+}
+
+/* The kernel flags of a remount over those in force. */
+static void test_remount_flags(void)
+{
+	static const struct {
+		const char *kernel_opts;
+		unsigned long st_flags, ms_flags;
+		bool is_changed;
+	} cases[] = {
+		{ "ro,noatime", ST_RELATIME, MS_RDONLY | MS_NOATIME, true },
+		{ "rw,relatime,dev,suid", ST_RELATIME, MS_RELATIME, false },
+		{ "rw", ST_RDONLY | ST_NOSUID | ST_RELATIME, MS_NOSUID | MS_RELATIME, true },
+		{ "", ST_NOSUID | ST_NOEXEC | ST_NOATIME, MS_NOSUID | MS_NOEXEC | MS_NOATIME,
+		  false },
+		{ "strictatime", ST_RELATIME, MS_STRICTATIME, true },
+		{ "nosuid,nodev,noexec,sync", ST_RELATIME,
+		  MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_SYNCHRONOUS | MS_RELATIME, true },
+		{ "dirsync", ST_RELATIME, MS_DIRSYNC | MS_RELATIME, true },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct tierfs_options o = { 0 };
+		bool is_changed = !cases[i].is_changed;
+
+		snprintf(o.kernel_opts, sizeof(o.kernel_opts), "%s", cases[i].kernel_opts);
+		check_set_context("flags \"%s\" over %#lx", cases[i].kernel_opts,
+				  cases[i].st_flags);
+		CHECK_EQ(cases[i].ms_flags,
+			 options_remount_flags(&o, cases[i].st_flags, &is_changed));
+		CHECK_EQ(cases[i].is_changed, is_changed);
+	}
+	check_clear_context();
 }
 
 /* A long option list must not overflow kernel_opts: refused by name, or fitted. */
@@ -345,8 +572,12 @@ int main(void)
 	test_defaults();
 	test_own_keys();
 	test_bad_options();
+	test_mem_values();
+	test_suffixes_named();
 	test_kernel_flags();
 	test_positional_and_flags();
 	test_long_list();
+	test_remount();
+	test_remount_flags();
 	return check_done("options");
 }
