@@ -325,14 +325,12 @@ static bool may_change(struct tierfs *fs, uid_t peer_uid)
 /*
  * Whether size= (bytes) or nr_inodes= can become v on the running mount.
  * As on tmpfs, whose remount fails with EINVAL "Too small size for current
- * use", not below what is in use; and size= not past the page pool, whose
- * address space was reserved at mount for the size= of then.
+ * use", not below what is in use.
  */
 static int check_limit(struct tierfs *fs, const char *key, const char *val, uint64_t v, char *msg,
 		       size_t msg_len)
 {
 	uint64_t pages = v / PAGE_SIZE + !!(v % PAGE_SIZE), used;
-	struct pagepool_stats ps;
 	char text[32];
 
 	if (!strcmp(key, "nr_inodes")) {
@@ -353,15 +351,6 @@ static int check_limit(struct tierfs *fs, const char *key, const char *val, uint
 			 "invalid size= value '%s': too small for current use (%" PRIu64
 			 " pages, %s)",
 			 val, used, text);
-		return -EINVAL;
-	}
-	pagepool_get_stats(fs->data.pool, &ps);
-	if (pages > ps.nr_pages_max) {
-		options_format_size(ps.nr_pages_max << PAGE_SHIFT, text, sizeof(text));
-		snprintf(msg, msg_len,
-			 "invalid size= value '%s': at most %s, the page pool this mount reserved "
-			 "at mount time",
-			 val, text);
 		return -EINVAL;
 	}
 	return 0;

@@ -1598,8 +1598,11 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 	fs->opts = *opts;
 	fs->timeout = 86400.0;
 	max_pages = (opts->size + PAGE_SIZE - 1) >> PAGE_SHIFT;
-	/* The pool's address space: size= pages, or all of RAM when unlimited. */
-	pool_pages = max_pages ? max_pages : ram >> PAGE_SHIFT;
+	/*
+	 * The pool holds resident pages only, never more than RAM: its address
+	 * space (reserved, not backed) is RAM's, so size= can grow on remount.
+	 */
+	pool_pages = ram >> PAGE_SHIFT;
 	if (pool_pages > UINT32_MAX)
 		pool_pages = UINT32_MAX;
 	fs->data.max_pages = max_pages;

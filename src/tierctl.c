@@ -367,8 +367,7 @@ static const struct command commands[] = {
 	{ "set", cmd_set, "tierctl set MOUNTPOINT KEY=VALUE...",
 	  "  Change settings of the running daemon, all or none, and print them all:\n"
 	  "    size=SIZE       file data limit (" OPTIONS_SUFFIXES " suffix or N% of RAM); 0 =\n"
-	  "                    none; not below the data held, nor past the page pool\n"
-	  "                    reserved at mount (for the size= of then, or RAM)\n"
+	  "                    none; not below the data held\n"
 	  "    nr_inodes=N     inode limit, not below the inodes in use; 0 = none\n"
 	  "    mem=SIZE        resident budget, at least 4k; more than RAM is taken\n"
 	  "                    with a warning\n"

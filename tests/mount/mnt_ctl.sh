@@ -330,12 +330,11 @@ check_set() {
 	"$tierctl" set "$mnt" mem=64M >/dev/null
 	expect "$name: set mem=64M again: exit 0" 0 $?
 
-	# size= and nr_inodes= live: not below what is in use, nor past the pool.
+	# size= and nr_inodes= live: not below what is in use.
 	pages=$(($(stat_of data_bytes) / 4096))
 	inodes=$(stat_of inodes)
 	max_inodes=$(stat_of max_inodes)
 	for bad in "size=64M:size= value '64M': too small for current use ($pages pages, $(size_text $((pages * 4096))))" \
-		"size=4G:size= value '4G': at most 2g, the page pool this mount reserved at mount time" \
 		"nr_inodes=$((inodes - 1)):nr_inodes= value '$((inodes - 1))': too few for current use ($inodes inodes)"; do
 		pair=${bad%%:*}
 		out=$("$tierctl" set "$mnt" "$pair" 2>&1)
