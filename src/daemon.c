@@ -15,9 +15,12 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "tierfs/backend.h"
+#include "tierfs/budget.h"
 #include "tierfs/ctl.h"
 #include "tierfs/daemon.h"
 #include "tierfs/fs.h"
+#include "tierfs/log.h"
 
 static struct tierfs fs;
 
@@ -104,6 +107,25 @@ static int remount(int argc, char **argv, const struct tierfs_options *opts)
 	return 0;
 }
 
+/* The mount and what bounds it, for the log. */
+static void log_mounted(struct tierfs *fs, const char *mnt)
+{
+	struct data_space *ds = &fs->data;
+	uint64_t nr_free = budget_nr_free_pages(ds);
+	char free_text[32] = "no bound on what";
+
+	if (nr_free != UINT64_MAX)
+		snprintf(free_text, sizeof(free_text), "%llu MiB", (unsigned long long)(nr_free >> 8));
+	log_msg(LOG_INFO,
+		"mounted %s: size=%llu MiB nr_inodes=%llu backend=%s%s%s, resident budget "
+		"%llu MiB, memory limit %llu MiB, %s can be written",
+		mnt, (unsigned long long)(fs->opts.size >> 20),
+		(unsigned long long)fs->opts.nr_inodes,
+		ds->backend ? ds->backend->ops->name : "none", fs->opts.swap_path[0] ? ":" : "",
+		fs->opts.swap_path, (unsigned long long)(atomic_load(&ds->mem_pages) >> 8),
+		(unsigned long long)(budget_limit(ds) >> 20), free_text);
+}
+
 int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 {
 	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
@@ -173,30 +195,34 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		goto remove_handlers;
 	}
 	fuse_daemonize(opts.foreground);
+	log_open(mnt, opts.foreground);
 	ret = tierfs_start(&fs);
 	if (ret) {
-		fprintf(stderr, "tierfs: cannot start: %s\n", strerror(-ret));
+		log_msg(LOG_ERR, "cannot start: %s", strerror(-ret));
 		goto unmount;
 	}
 	has_dev = !ctl_mount_dev(mnt, &dev);
 	if (!has_dev || ctl_server_start(&fs, dev, &ctl))
-		fprintf(stderr, "tierfs: no control channel for %s: tierctl will not reach it\n",
-			mnt);
+		log_msg(LOG_ERR, "no control channel for %s: tierctl will not reach it", mnt);
+	log_mounted(&fs, mnt);
 	ret = serve(se, opts.single_thread);
 	/*
 	 * SIGTERM, SIGINT and SIGHUP end the loop through libfuse's handlers,
 	 * which return the signal's number: an unmount asked for, not a failure.
 	 */
-	if (ret > 0)
+	if (ret > 0) {
+		log_msg(LOG_INFO, "unmounting %s: %s", mnt, strsignal(ret));
 		ret = 0;
+	}
 	if (ctl)
 		ctl_server_stop(ctl);
 unmount:
 	fuse_session_unmount(se);
 	if (!ret && has_dev && is_still_mounted(mnt, dev)) {
-		fprintf(stderr, "tierfs: %s: still mounted after the unmount\n", mnt);
+		log_msg(LOG_ERR, "%s: still mounted after the unmount", mnt);
 		ret = -EBUSY;
 	}
+	log_msg(ret ? LOG_ERR : LOG_INFO, "%s %s", mnt, ret ? "failed" : "unmounted");
 remove_handlers:
 	fuse_remove_signal_handlers(se);
 destroy_session:

@@ -15,11 +15,14 @@
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
 #include "tierfs/data.h"
+#include "tierfs/log.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
 
 static const char zero_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
+
+static struct log_ratelimit enospc_log, load_log;
 
 /*
  * Count nr new present pages against size= and the capacity, nr_filled of
@@ -29,14 +32,18 @@ static int charge(struct data_space *ds, uint64_t nr, uint64_t nr_filled)
 {
 	uint64_t before = atomic_fetch_add(&ds->nr_pages, nr);
 
-	if (ds->max_pages && before + nr > ds->max_pages)
+	if (ds->max_pages && before + nr > ds->max_pages) {
+		log_limited(&enospc_log, LOG_INFO, "ENOSPC: size= is reached");
 		goto refuse;
+	}
 	if (!budget_fits(ds, nr_filled)) {
 		/* The capacity is an estimate refreshed now and then: refresh it first. */
 		budget_update(ds, true);
 		if (!budget_fits(ds, nr_filled)) {
 			atomic_fetch_add_explicit(&ds->swap.nr_capacity_enospc, 1,
 						  memory_order_relaxed);
+			log_limited(&enospc_log, LOG_WARNING,
+				    "ENOSPC: the resident budget and the backend hold no more");
 			goto refuse;
 		}
 	}
@@ -138,6 +145,8 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 		} else {
 			atomic_fetch_add_explicit(&ds->swap.nr_budget_enospc, 1,
 						  memory_order_relaxed);
+			log_limited(&enospc_log, LOG_WARNING,
+				    "ENOSPC: nothing could be evicted to make room for a write");
 			return -ENOSPC;
 		}
 	}
@@ -274,6 +283,7 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 
 		if (ds->backend->ops->load(ds->backend, &slot, &dst, 1)) {
 			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, 1, memory_order_relaxed);
+			log_limited(&load_log, LOG_ERR, "a swapped page failed to load: EIO");
 			*err = -EIO;
 			goto free_page;
 		}
@@ -497,6 +507,7 @@ int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_
 		if (ds->backend->ops->load(ds->backend, slots, pages, nr)) {
 			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, nr,
 						  memory_order_relaxed);
+			log_limited(&load_log, LOG_ERR, "%u swapped pages failed to load: EIO", nr);
 			err = -EIO;
 		}
 		for (unsigned int i = 0; i < nr; i++) {

@@ -14,6 +14,7 @@
 #include "tierfs/data.h"
 #include "tierfs/drain.h"
 #include "tierfs/fs.h"
+#include "tierfs/log.h"
 #include "tierfs/pagepool.h"
 
 /* Pages one batch brings back, at most: the inode is locked meanwhile. */
@@ -109,6 +110,11 @@ static void *drain_thread(void *arg)
 	}
 	d->state = state;
 	d->end_ns = now_ns();
+	log_msg(state == DRAIN_DONE ? LOG_INFO : LOG_WARNING,
+		"drain %s after %llu of %llu pages in %llu ms%s%s", drain_state_name(state),
+		(unsigned long long)atomic_load(&d->nr_done), (unsigned long long)d->nr_total,
+		(unsigned long long)((d->end_ns - d->start_ns) / 1000000), d->error[0] ? ": " : "",
+		d->error);
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
 }
@@ -162,6 +168,7 @@ int drain_start(struct tierfs *fs, char *msg, size_t size)
 		return -err;
 	}
 	d->has_thread = true;
+	log_msg(LOG_INFO, "drain started: %llu pages to bring back", (unsigned long long)stored);
 	pthread_mutex_unlock(&d->lock);
 	return 0;
 }

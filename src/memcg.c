@@ -12,9 +12,12 @@
 
 #include "tierfs/budget.h"
 #include "tierfs/data.h"
+#include "tierfs/log.h"
 #include "tierfs/memcg.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
+
+static struct log_ratelimit pressure_log;
 
 /* How often the limit is read again, in ms. */
 #define MEMCG_INTERVAL_MS 1000
@@ -48,6 +51,8 @@ static void follow_limit(struct memcg_watch *w)
 	snprintf(w->source, sizeof(w->source), "%s", cl.source);
 	pthread_mutex_unlock(&w->lock);
 	atomic_fetch_add(&w->nr_limit_changes, 1);
+	log_msg(LOG_INFO, "the cgroup's memory limit is now %llu MiB (%s)",
+		(unsigned long long)(cl.limit_bytes >> 20), cl.limit_bytes ? cl.source : "none");
 	/* Lifted with nothing else to bound it: the budget in force stays, as mem=. */
 	if (!cl.limit_bytes && !w->fallback_limit && !ds->mem_cap_pages && !ds->limit_bytes)
 		budget_set(ds, ds->mem_pages << PAGE_SHIFT, 0);
@@ -75,6 +80,9 @@ static void *watch(void *arg)
 			cgroup_pressure_consume(&w->pressure);
 			atomic_fetch_add(&w->nr_pressure_events, 1);
 			/* Give back a sixteenth before the kernel has to take it. */
+			log_limited(&pressure_log, LOG_INFO,
+				    "memory pressure in the cgroup: evicting %llu pages",
+				    (unsigned long long)(in_use / 16 + 1));
 			reclaim_pages(w->ds, in_use / 16 + 1);
 			if (fds[1].revents & (POLLERR | POLLHUP))
 				fds[1].fd = -1; /* the cgroup went away */

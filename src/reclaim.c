@@ -15,9 +15,12 @@
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
 #include "tierfs/data.h"
+#include "tierfs/log.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
+
+static struct log_ratelimit store_log, limit_log;
 
 struct victim {
 	uint32_t pfn;
@@ -362,6 +365,9 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 			/* The memory limit leaves a RAM pool no room: the page stays. */
 			atomic_fetch_add_explicit(&ds->swap.nr_limit_rejects, 1,
 						  memory_order_relaxed);
+			log_limited(&limit_log, LOG_WARNING,
+				    "the %s pool fills the memory limit: no more stores",
+				    ds->backend->ops->name);
 			keep(ds, v[i].pfn);
 		} else {
 			p->is_writeback = true;
@@ -374,6 +380,11 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 		pthread_rwlock_unlock(&locked[i]->lock);
 	if (nr_store) {
 		stored = ds->backend->ops->store(ds->backend, pages, nr_store, slots);
+		if (stored < (int)nr_store)
+			log_limited(&store_log, stored == -ENOSPC ? LOG_WARNING : LOG_ERR,
+				    "%s backend stored %d of %u pages (%s): the rest stay resident",
+				    ds->backend->ops->name, stored < 0 ? 0 : stored, nr_store,
+				    stored < 0 ? strerror(-stored) : "full");
 		if (stored < 0)
 			stored = 0;
 	}

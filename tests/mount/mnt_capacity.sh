@@ -7,7 +7,8 @@
 # data reads back, and the mount says at start when it cannot hold size=.
 # A successful fallocate reserves: writes into the range never fail with
 # ENOSPC, and unlink gives the space back.  Free page stock goes back to the
-# kernel within seconds of a delete.
+# kernel within seconds of a delete.  The log tells of the mount, of a run of
+# ENOSPC once, and of the unmount.
 #
 # usage: mnt_capacity.sh TIERFS TIERCTL
 # Exits 0 pass, 1 fail, 77 skip (not root, no /dev/fuse).
@@ -134,5 +135,23 @@ if mount_with "stock" "size=1G,mem=32M,backend=zpool"; then
 		fail "stock: footprint 5 s after the delete" "<= 40 MiB" "$footprint (ready $ready)"
 	fusermount3 -u "$mnt"
 fi
+
+# The log, on stderr with -f: the mount with its bounds, one line for a run
+# of ENOSPC however many writes fail, and the unmount.
+"$tierfs" "$mnt" -f -o size=1G,mem=8M,backend=ramdisk,memlimit=64M 2>"$work/log" &
+pid=$!
+for _ in $(seq 50); do grep -q " $mnt " /proc/self/mounts && break; sleep 0.1; done
+for i in 1 2 3; do
+	dd if="$src" of="$mnt/f$i" bs=64k 2>/dev/null
+done
+kill -TERM "$pid"
+wait "$pid"
+expect_log() {
+	n=$(grep -c "$2" "$work/log")
+	[ "$n" -eq "$3" ] && ok "log: $1" || fail "log: $1" "$3 lines matching '$2'" "$n: $(cat "$work/log")"
+}
+expect_log "the mount and its bounds" "^tierfs: mounted $mnt: size=1024 MiB .*backend=ramdisk.*memory limit 64 MiB" 1
+expect_log "one line for three writes refused" "^tierfs: warning: ENOSPC: " 1
+expect_log "the unmount" "^tierfs: $mnt unmounted" 1
 
 finish
