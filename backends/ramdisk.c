@@ -408,6 +408,8 @@ static void ramdisk_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	}
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->capacity_bytes = rd->nr_slots * PAGE_SIZE;
+	/* Its index entry, and its share of chunks that are partly in use (measured). */
+	st->raw_page_bytes = PAGE_SIZE + PAGE_SIZE / 128;
 	st->nr_reject_full = atomic_load(&rd->nr_reject_full);
 	st->nr_reject_alloc = atomic_load(&rd->nr_reject_alloc);
 }

@@ -105,7 +105,7 @@ static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t li
 		return ds->mem_cap_pages || limit ? mem * 1024 : 0;
 	if (!limit || !ds->backend->ops->is_sync)
 		return (mem + slots) * 1024;
-	raw = PAGE_SIZE + PAGE_SIZE / 64; /* a page stored raw, with its share of metadata */
+	raw = bs->raw_page_bytes > PAGE_SIZE ? bs->raw_page_bytes : PAGE_SIZE;
 	/* A few pages tell more about half-used chunks and classes than about data. */
 	per_page = bs->stored_pages >= BUDGET_MEASURE_PAGES ?
 			   (bs->pool_bytes + bs->stored_pages - 1) / bs->stored_pages :
