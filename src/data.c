@@ -90,8 +90,9 @@ static uint64_t nr_refused(struct data_space *ds)
 /*
  * A pool page within the budget: at the hard limit this thread reclaims a
  * few batches itself, from the inode it holds locked too.  When nothing can
- * be evicted (the backend is full), a write fails with ENOSPC but a read
- * (may_exceed) goes over the budget: refusing to read data is worse.
+ * be evicted (the backend is full), a write fails with ENOSPC but a read or
+ * a write into a fallocated page (may_exceed) goes over the budget:
+ * refusing to read data, or to keep fallocate's promise, is worse.
  */
 static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_exceed)
 {
@@ -271,7 +272,8 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 		if (*err)
 			return NULL;
 	}
-	pfn = alloc_page(ds, inode, false);
+	/* A fallocated page was promised: past a full budget, like a read. */
+	pfn = alloc_page(ds, inode, pagemap_is_unwritten(entry));
 	if (pfn < 0) {
 		*err = (int)pfn;
 		goto uncharge;
