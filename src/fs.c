@@ -1537,7 +1537,7 @@ static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t me
 }
 
 static int init_swap(struct data_space *ds, const struct tierfs_options *opts, uint64_t ram,
-		     uint64_t memlimit, bool has_env_limit, char *err, size_t err_len)
+		     uint64_t memlimit, bool has_cgroup_limit, char *err, size_t err_len)
 {
 	struct backend_config cfg = {
 		.codec = opts->codec,
@@ -1548,8 +1548,8 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 	uint64_t mem = opts->mem;
 	int ret;
 
-	/* With no limit anywhere, half of what is free now. */
-	if (!mem && !memlimit && !has_env_limit)
+	/* With neither mem=, memlimit= nor a cgroup limit: half of what is free now. */
+	if (!mem && !memlimit && !has_cgroup_limit)
 		mem = mem_available() / 2 ? mem_available() / 2 : ram / 4;
 	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
 	pthread_mutex_init(&ds->reclaim_lock, NULL);
@@ -1631,7 +1631,7 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 		goto stop_memcg;
 	}
 	fs->data.env_limit_bytes = env_limit;
-	ret = init_swap(&fs->data, opts, ram, opts->memlimit, env_limit != 0, err, err_len);
+	ret = init_swap(&fs->data, opts, ram, opts->memlimit, cgroup_limit != 0, err, err_len);
 	if (ret)
 		goto destroy_pool;
 	ret = ns_init(&fs->ns, opts->nr_inodes, opts->mode, opts->uid, opts->gid);
