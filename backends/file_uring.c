@@ -530,45 +530,172 @@ static void file_destroy(struct tier_backend *tb)
 	free(b);
 }
 
+static bool file_is_trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+static int file_why_owner(const char *name, uid_t uid, char *why, size_t why_len)
+{
+	if (geteuid() == 0)
+		snprintf(why, why_len, "%s is owned by uid %u, not by root", name, (unsigned int)uid);
+	else
+		snprintf(why, why_len, "%s is owned by uid %u, not by root or uid %u", name,
+			 (unsigned int)uid, (unsigned int)geteuid());
+	return -EPERM;
+}
+
+/*
+ * Whether one directory may hold the swap file: one that others can write
+ * to could have its entries swapped under us, unless the sticky bit keeps
+ * them from touching what is not theirs (/tmp, /var/tmp).
+ */
+static int file_check_dir_stat(const char *name, const struct stat *st, char *why, size_t why_len)
+{
+	if (!S_ISDIR(st->st_mode)) {
+		snprintf(why, why_len, "%s is not a directory", name);
+		return -ENOTDIR;
+	}
+	if (!file_is_trusted_owner(st->st_uid))
+		return file_why_owner(name, st->st_uid, why, why_len);
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX)) {
+		snprintf(why, why_len, "%s is writable by %s and not sticky", name,
+			 st->st_mode & S_IWOTH ? "others" : "its group");
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * dir and every directory above it, as OpenSSH's StrictModes checks a key
+ * file's: whoever may rename an ancestor may put a directory of theirs in
+ * its place.  Symlinks on the way are resolved first, so the directories
+ * checked are the ones the file will be in.
+ */
+static int file_check_dirs(const char *dir, char *why, size_t why_len)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	int ret;
+
+	if (!realpath(dir, real)) {
+		ret = -errno;
+		snprintf(why, why_len, "%s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	for (;;) {
+		char *slash = strrchr(real, '/');
+
+		if (stat(real[0] ? real : "/", &st) < 0) {
+			ret = -errno;
+			snprintf(why, why_len, "%s: %s", real[0] ? real : "/", strerror(-ret));
+			return ret;
+		}
+		ret = file_check_dir_stat(real[0] ? real : "/", &st, why, why_len);
+		if (ret < 0 || !real[0] || !slash)
+			return ret;
+		*slash = '\0';
+	}
+}
+
+/* The directory path names or, when path names a file, the one it is in. */
+static int file_dir_of(const char *path, bool is_dir, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (is_dir)
+		return snprintf(dir, len, "%s", path) < (int)len ? 0 : -ENAMETOOLONG;
+	if (!slash)
+		return snprintf(dir, len, ".") < 0 ? -EINVAL : 0;
+	if (slash == path)
+		return snprintf(dir, len, "/") < 0 ? -EINVAL : 0;
+	if ((size_t)(slash - path) >= len)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	return 0;
+}
+
+int file_backend_check_path(const char *path, struct stat *st, char *why, size_t why_len)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	if (lstat(path, st) < 0) {
+		ret = -errno;
+		if (ret != -ENOENT) {
+			snprintf(why, why_len, "%s: %s", path, strerror(-ret));
+			return ret;
+		}
+		st->st_mode = 0;
+	} else if (S_ISLNK(st->st_mode)) {
+		snprintf(why, why_len, "%s is a symlink: refusing to follow it", path);
+		return -ELOOP;
+	} else if (!S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode)) {
+		snprintf(why, why_len, "%s is not a regular file or a directory", path);
+		return -EINVAL;
+	} else if (S_ISREG(st->st_mode) && !file_is_trusted_owner(st->st_uid)) {
+		return file_why_owner(path, st->st_uid, why, why_len);
+	}
+	ret = file_dir_of(path, S_ISDIR(st->st_mode), dir, sizeof(dir));
+	if (ret < 0) {
+		snprintf(why, why_len, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	return file_check_dirs(dir, why, why_len);
+}
+
 /*
  * An anonymous file for path: O_TMPFILE in path when it is a directory, else
  * in its parent directory, so that the data never has a name; where the
  * filesystem has no O_TMPFILE, path itself is created 0600 O_EXCL and
- * unlinked at once.  Returns the fd or -errno.
+ * unlinked at once.  The directory is opened once, without following a
+ * symlink in path's last component, and checked again through that fd, so
+ * that what was checked by name is what the file goes into.
+ * Returns the fd or -errno.
  */
 static int file_open_anonymous(const char *path, bool is_dir)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd, err;
+	char dir[PATH_MAX], why[PATH_MAX + 64];
+	const char *base = strrchr(path, '/');
+	struct stat st;
+	int dfd, fd, err;
 
-	if (is_dir) {
-		snprintf(dir, sizeof(dir), "%s", path);
-	} else if (!slash) {
-		snprintf(dir, sizeof(dir), ".");
-	} else if (slash == path) {
-		snprintf(dir, sizeof(dir), "/");
-	} else {
-		if ((size_t)(slash - path) >= sizeof(dir))
-			return -ENAMETOOLONG;
-		memcpy(dir, path, (size_t)(slash - path));
-		dir[slash - path] = '\0';
+	err = file_dir_of(path, is_dir, dir, sizeof(dir));
+	if (err < 0)
+		return err;
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | (is_dir ? O_NOFOLLOW : 0));
+	if (dfd < 0)
+		return errno == ENOTDIR && is_dir ? -ELOOP : -errno;
+	if (fstat(dfd, &st) < 0) {
+		fd = -errno;
+		goto close_dir;
 	}
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return fd;
-	err = errno;
-	if (is_dir || (err != EOPNOTSUPP && err != EISDIR))
-		return -err;
-
-	fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	fd = file_check_dir_stat(dir, &st, why, sizeof(why));
 	if (fd < 0)
-		return -errno;
-	if (unlink(path) < 0) {
+		goto close_dir;
+	fd = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		goto close_dir;
+	err = errno;
+	if (is_dir || (err != EOPNOTSUPP && err != EISDIR)) {
+		fd = -err;
+		goto close_dir;
+	}
+
+	base = base ? base + 1 : path;
+	fd = openat(dfd, base, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fd = -errno;
+		goto close_dir;
+	}
+	if (unlinkat(dfd, base, 0) < 0) {
 		err = errno;
 		close(fd);
-		return -err;
+		fd = -err;
 	}
+close_dir:
+	close(dfd);
 	return fd;
 }
 
@@ -601,24 +728,27 @@ static bool file_try_direct(int fd)
  * an anonymous file there (see file_open_anonymous).  cfg->capacity_bytes is
  * its size; when 0, the size of an existing regular file at path is taken,
  * as with a swap file prepared beforehand, but that file itself is left
- * untouched (others may have it open).  Anything else: -EINVAL.
+ * untouched (others may have it open).  A path file_backend_check_path()
+ * refuses is refused with its -errno; anything else: -EINVAL.
  */
 static int file_create(const struct backend_config *cfg, struct tier_backend **out)
 {
 	uint64_t capacity = cfg->capacity_bytes;
+	char why[PATH_MAX + 64];
 	struct file_backend *b;
-	bool is_dir = false;
+	bool is_dir;
 	struct stat st;
 	long nr_cpus;
 	int ret;
 
 	if (!cfg->path || !cfg->path[0])
 		return -EINVAL;
-	if (!stat(cfg->path, &st)) {
-		is_dir = S_ISDIR(st.st_mode);
-		if (!capacity && S_ISREG(st.st_mode))
-			capacity = (uint64_t)st.st_size;
-	}
+	ret = file_backend_check_path(cfg->path, &st, why, sizeof(why));
+	if (ret < 0)
+		return ret;
+	is_dir = S_ISDIR(st.st_mode);
+	if (!capacity && S_ISREG(st.st_mode))
+		capacity = (uint64_t)st.st_size;
 	capacity &= ~(uint64_t)(PAGE_SIZE - 1);
 	if (!capacity || capacity > (uint64_t)INT64_MAX)
 		return -EINVAL;

@@ -4,7 +4,8 @@
  * freed slots, a full backend, stats, two threads at once, and for the file
  * backend an anonymous swap file, on /tmp, /var/tmp, /dev/shm and (as root,
  * in a mount namespace of its own) ramfs, which has neither O_DIRECT nor
- * fallocate, plus I/O errors provoked with RLIMIT_FSIZE and a truncated file.
+ * fallocate, plus I/O errors provoked with RLIMIT_FSIZE and a truncated file,
+ * and the paths the file backend refuses to trust.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -501,6 +502,64 @@ out:
 	check_clear_context();
 }
 
+/*
+ * What others may have put at the path is never trusted: a symlink, a file
+ * of someone else's, a directory others can write to without the sticky
+ * bit.  Each is refused with why, naming the path; a sticky one is fine.
+ */
+static void test_file_trust(struct target *t)
+{
+	char path[PATH_MAX + 32], sub[PATH_MAX + 16], why[PATH_MAX + 64];
+	struct backend_config cfg = { .capacity_bytes = 16 * PAGE_SIZE, .path = path };
+	struct tier_backend *b = NULL;
+	struct stat st;
+	int fd;
+
+	check_set_context("file in %s: trust", t->dir);
+	snprintf(path, sizeof(path), "%s/link", t->dir);
+	CHECK_EQ(0, symlink(t->dir, path));
+	CHECK_EQ(-ELOOP, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK(strstr(why, path) && strstr(why, "is a symlink"));
+	CHECK_EQ(-ELOOP, t->ops->create(&cfg, &b));
+	unlink(path);
+
+	if (geteuid() != 0) {
+		printf("# skip foreign owners: not root\n");
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/foreign", t->dir);
+	fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
+	if (CHECK(fd >= 0)) {
+		CHECK_EQ(0, fchown(fd, 65534, 65534));
+		close(fd);
+	}
+	CHECK_EQ(-EPERM, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK(strstr(why, "owned by uid 65534, not by root") != NULL);
+	cfg.capacity_bytes = 0;
+	CHECK_EQ(-EPERM, t->ops->create(&cfg, &b));
+	cfg.capacity_bytes = 16 * PAGE_SIZE;
+	unlink(path);
+
+	snprintf(sub, sizeof(sub), "%s/open", t->dir);
+	snprintf(path, sizeof(path), "%s/swap", sub);
+	CHECK_EQ(0, mkdir(sub, 0700));
+	CHECK_EQ(0, chown(sub, 65534, 65534));
+	CHECK_EQ(0, chmod(sub, 0777));
+	CHECK_EQ(-EPERM, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK(strstr(why, sub) && strstr(why, "owned by uid 65534"));
+	CHECK_EQ(-EPERM, t->ops->create(&cfg, &b));
+	CHECK_EQ(0, chown(sub, 0, 0));
+	CHECK_EQ(-EPERM, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK(strstr(why, "writable by others and not sticky") != NULL);
+	CHECK_EQ(0, chmod(sub, 01777));
+	CHECK_EQ(0, file_backend_check_path(path, &st, why, sizeof(why)));
+	if (CHECK_EQ(0, t->ops->create(&cfg, &b)))
+		b->ops->destroy(b);
+	rmdir(sub);
+out:
+	check_clear_context();
+}
+
 /* The backend's file among our fds: the one open on a deleted name in dir. */
 static int find_swap_fd(const char *dir)
 {
@@ -618,6 +677,7 @@ static bool test_file_in(const struct tier_backend_ops *ops, const char *base)
 	test_file_anonymous(&t);
 	test_backend(&t);
 	test_file_capacity_from_file(&t);
+	test_file_trust(&t);
 	test_file_io_errors(&t);
 	CHECK_EQ(0u, dir_nr_entries(dir));
 	rmdir(dir);
