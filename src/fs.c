@@ -1540,6 +1540,7 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 		.codec = opts->codec,
 		.codec_level = opts->codec_level,
 		.path = opts->swap_path,
+		.is_plaintext = !opts->is_encrypted,
 	};
 	struct pagepool_stats ps;
 	uint64_t mem = opts->mem;

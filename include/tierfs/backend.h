@@ -25,6 +25,8 @@ struct backend_config {
 	const struct codec *codec;	/* zpool: the compressor */
 	int codec_level;
 	const char *path;		/* file: the swap file to create */
+	bool is_plaintext;		/* file: write pages as they are, unsealed */
+	bool is_xchacha;		/* file: XChaCha20-Poly1305 even with AES in hardware */
 	unsigned int nr_shards;		/* zpool: 0 = one per 64 MiB of slot space */
 };
 
@@ -42,6 +44,8 @@ struct backend_stats {
 	uint64_t nr_lock_contended;	/* zpool: shard lock found taken */
 	uint64_t nr_shards;		/* zpool: lock domains */
 	uint64_t max_shard_contended;	/* zpool: nr_lock_contended of the busiest shard */
+	uint64_t nr_decrypt_errors;	/* file: loads whose seal failed, in nr_load_errors too */
+	uint64_t meta_bytes;		/* file: daemon memory for slots: bitmap, seals, key, rings */
 };
 
 struct tier_backend_ops {
