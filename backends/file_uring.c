@@ -79,7 +79,7 @@ struct file_ring {
 	bool is_ready; /* ring set up, file registered if has_fixed_file */
 	bool has_fixed_file;
 	struct io_uring ring;
-	struct iovec *iovs; /* FILE_WAVE_IOVS */
+	struct iovec *iovs;    /* FILE_WAVE_IOVS */
 	unsigned char *bounce; /* FILE_SEAL_WAVE_PAGES sealed pages of a store's wave */
 	struct file_run *runs;
 	unsigned int runs_cap;
@@ -102,10 +102,10 @@ struct file_backend {
 	unsigned int nr_rings;
 	struct file_ring *rings;
 	enum file_cipher cipher;
-	struct file_key *key;	  /* NULL: plaintext */
-	struct file_seal *seals;  /* one a slot; written by the store that owns the slot */
-	atomic_uint_fast64_t nr_sealed; /* the next nonce */
-	atomic_uint_fast64_t ring_bytes;	/* iovecs and bounce buffers of rings set up */
+	struct file_key *key;		 /* NULL: plaintext */
+	struct file_seal *seals;	 /* one a slot; written by the store that owns the slot */
+	atomic_uint_fast64_t nr_sealed;	 /* the next nonce */
+	atomic_uint_fast64_t ring_bytes; /* iovecs and bounce buffers of rings set up */
 	atomic_uint_fast64_t nr_stores, nr_loads, nr_frees;
 	atomic_uint_fast64_t nr_store_errors, nr_load_errors, nr_reject_full, nr_reject_alloc;
 	atomic_uint_fast64_t nr_decrypt_errors;
@@ -341,9 +341,9 @@ static void file_seal(struct file_backend *b, uint64_t slot, const void *page, v
 	file_le64(nonce, seal->nonce);
 	file_le64(ad, slot);
 	if (b->cipher == FILE_AES256GCM)
-		crypto_aead_aes256gcm_encrypt_detached_afternm(out, seal->tag, NULL, page, PAGE_SIZE,
-							       ad, sizeof(ad), NULL, nonce,
-							       &b->key->aes);
+		crypto_aead_aes256gcm_encrypt_detached_afternm(out, seal->tag, NULL, page,
+							       PAGE_SIZE, ad, sizeof(ad), NULL,
+							       nonce, &b->key->aes);
 	else
 		crypto_aead_xchacha20poly1305_ietf_encrypt_detached(out, seal->tag, NULL, page,
 								    PAGE_SIZE, ad, sizeof(ad), NULL,
@@ -365,8 +365,7 @@ static int file_unseal(struct file_backend *b, uint64_t slot, void *page)
 								     nonce, &b->key->aes);
 	else
 		ret = crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-			page, NULL, page, PAGE_SIZE, seal->tag, ad, sizeof(ad), nonce,
-			b->key->key);
+			page, NULL, page, PAGE_SIZE, seal->tag, ad, sizeof(ad), nonce, b->key->key);
 	return ret ? -EIO : 0;
 }
 
@@ -662,7 +661,8 @@ static bool file_is_trusted_owner(uid_t uid)
 static int file_why_owner(const char *name, uid_t uid, char *why, size_t why_len)
 {
 	if (geteuid() == 0)
-		snprintf(why, why_len, "%s is owned by uid %u, not by root", name, (unsigned int)uid);
+		snprintf(why, why_len, "%s is owned by uid %u, not by root", name,
+			 (unsigned int)uid);
 	else
 		snprintf(why, why_len, "%s is owned by uid %u, not by root or uid %u", name,
 			 (unsigned int)uid, (unsigned int)geteuid());

@@ -5,12 +5,13 @@
  * zpool with one shard: the one-lock build), 1 and 2 threads, on pages of
  * three compressibilities, and the file backend sealed (encrypt=on, and
  * with XChaCha20-Poly1305 forced) against plaintext in the same run.  Fixed
- * seeds; every result line carries all of its parameters.  --results FILE also writes TSV records for bench/run
- * (see bench/run): sharded zpool against one lock and against ramdisk, the
- * file backend against ramdisk, sealed against plaintext, and the latency
- * percentiles as plot points.
+ * seeds; every result line carries all of its parameters.  --results FILE
+ * also writes TSV records for bench/run (see bench/run): sharded zpool
+ * against one lock and against ramdisk, the file backend against ramdisk,
+ * sealed against plaintext, and the latency percentiles as plot points.
  *
- * usage: backend_bench [--quick] [--batches N] [--dir DIR] [--backend NAME] [--results FILE]
+ * usage: backend_bench [--quick] [--batches N] [--dir DIR] [--backend NAME]
+ *                      [--results FILE]
  */
 #include <errno.h>
 #include <pthread.h>

@@ -701,7 +701,9 @@ static void test_file_on_disk(struct target *t)
 	int fd1 = -1, fd2 = -1;
 
 	check_set_context("file in %s%s: on disk", t->dir,
-			  t->is_plaintext ? ", plaintext" : t->is_xchacha ? ", xchacha" : "");
+			  t->is_plaintext ? ", plaintext" :
+			  t->is_xchacha	  ? ", xchacha" :
+					    "");
 	if (!b1 || !seen1 || !seen2)
 		goto out;
 	fd1 = find_swap_fd(t->dir);
