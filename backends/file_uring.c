@@ -103,6 +103,7 @@ struct file_backend {
 	struct file_ring *rings;
 	enum file_cipher cipher;
 	struct file_key *key;		 /* NULL: plaintext */
+	struct file_backend *next_keyed; /* in file_keyed, under file_keyed_lock */
 	struct file_seal *seals;	 /* one a slot; written by the store that owns the slot */
 	atomic_uint_fast64_t nr_sealed;	 /* the next nonce */
 	atomic_uint_fast64_t ring_bytes; /* iovecs and bounce buffers of rings set up */
@@ -112,6 +113,15 @@ struct file_backend {
 };
 
 static atomic_uint file_nr_threads;
+
+/*
+ * Backends with a key.  Memory locks are not inherited across fork(), and
+ * the daemon forks into the background after it has made its backends: the
+ * child locks their keys again.
+ */
+static pthread_mutex_t file_keyed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct file_backend *file_keyed;
+static pthread_once_t file_atfork_once = PTHREAD_ONCE_INIT;
 static _Thread_local unsigned int file_thread_id; /* 0: not yet numbered */
 
 static struct file_backend *to_file(struct tier_backend *tb)
@@ -645,6 +655,16 @@ static void file_destroy(struct tier_backend *tb)
 	}
 	free(b->rings);
 	free(b->seals);
+	if (b->key) {
+		struct file_backend **p;
+
+		pthread_mutex_lock(&file_keyed_lock);
+		for (p = &file_keyed; *p && *p != b; p = &(*p)->next_keyed)
+			;
+		if (*p)
+			*p = b->next_keyed;
+		pthread_mutex_unlock(&file_keyed_lock);
+	}
 	sodium_free(b->key);
 	free(b->bitmap);
 	pthread_mutex_destroy(&b->alloc_lock);
@@ -851,10 +871,33 @@ static bool file_try_direct(int fd)
  * A random key of b's own and room for a seal a slot.  AES-256-GCM where the
  * CPU does it in hardware, expanded once; XChaCha20-Poly1305 elsewhere.
  */
+static void file_atfork_prepare(void)
+{
+	pthread_mutex_lock(&file_keyed_lock);
+}
+
+static void file_atfork_parent(void)
+{
+	pthread_mutex_unlock(&file_keyed_lock);
+}
+
+static void file_atfork_child(void)
+{
+	for (struct file_backend *b = file_keyed; b; b = b->next_keyed)
+		sodium_mlock(b->key, sizeof(*b->key));
+	pthread_mutex_unlock(&file_keyed_lock);
+}
+
+static void file_atfork_register(void)
+{
+	pthread_atfork(file_atfork_prepare, file_atfork_parent, file_atfork_child);
+}
+
 static int file_key_new(struct file_backend *b, bool is_aes_allowed)
 {
 	if (sodium_init() < 0)
 		return -EIO;
+	pthread_once(&file_atfork_once, file_atfork_register);
 	b->seals = calloc(b->nr_slots, sizeof(*b->seals));
 	b->key = sodium_malloc(sizeof(*b->key));
 	if (!b->seals || !b->key)
@@ -867,6 +910,10 @@ static int file_key_new(struct file_backend *b, bool is_aes_allowed)
 	} else {
 		b->cipher = FILE_XCHACHA20POLY1305;
 	}
+	pthread_mutex_lock(&file_keyed_lock);
+	b->next_keyed = file_keyed;
+	file_keyed = b;
+	pthread_mutex_unlock(&file_keyed_lock);
 	return 0;
 }
 

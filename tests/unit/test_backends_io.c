@@ -7,7 +7,8 @@
  * fallocate, plus I/O errors provoked with RLIMIT_FSIZE and a truncated file,
  * the paths the file backend refuses to trust, and its seals: sealed,
  * plaintext and with the software cipher, a tampered slot fails alone,
- * each backend has its own key and no plaintext reaches the file.
+ * each backend has its own key, locked in memory, and no plaintext reaches
+ * the file.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -630,6 +632,54 @@ static bool file_has_marker(int fd)
 	return false;
 }
 
+/* kB of memory this process has locked, from /proc/self/status; -1 unknown. */
+static long locked_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/*
+ * The key is locked in memory, and again in a child after fork(), as the
+ * daemon forks into the background after making its backend.
+ */
+static void test_file_key_locked(struct target *t)
+{
+	long before = locked_kib();
+	struct tier_backend *b;
+	int status = -1;
+	pid_t pid;
+
+	check_set_context("file in %s: key locked", t->dir);
+	b = target_create(t, 16);
+	if (!b)
+		goto out;
+	if (before < 0) {
+		printf("# skip key lock: no VmLck in /proc/self/status\n");
+		goto destroy;
+	}
+	CHECK(locked_kib() > before);
+	pid = fork();
+	if (pid == 0)
+		_exit(locked_kib() > 0 ? 0 : 1);
+	if (CHECK(pid > 0))
+		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0);
+destroy:
+	b->ops->destroy(b);
+out:
+	check_clear_context();
+}
+
 /*
  * A byte flipped in one sealed slot on disk: that slot's load fails with
  * -EIO and is counted, alone or in a batch, and every other slot loads.
@@ -847,6 +897,7 @@ static bool test_file_in(const struct tier_backend_ops *ops, const char *base)
 	test_file_io_errors(&t);
 	test_file_tamper(&t);
 	test_file_on_disk(&t);
+	test_file_key_locked(&t);
 	/* The same again, with the software cipher and in plaintext. */
 	t.is_xchacha = true;
 	test_backend(&t);
