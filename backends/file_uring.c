@@ -4,6 +4,8 @@
  * offsets in an anonymous (O_TMPFILE or unlinked) preallocated file, handed
  * out in contiguous runs so that a batch becomes a few large vectored
  * requests, read and written with O_DIRECT where the filesystem allows it.
+ * Unless asked for plaintext, every slot is sealed with an AEAD under a key
+ * made for this backend alone that never leaves its memory.
  */
 #include <assert.h>
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include <liburing.h>
+#include <sodium.h>
 
 #include "tierfs/backend.h"
 
@@ -30,6 +33,33 @@ extern const struct tier_backend_ops tier_backend_file;
 #define FILE_RING_ENTRIES 64   /* requests in flight on one ring */
 #define FILE_WAVE_IOVS 1024    /* iovecs in flight on one ring */
 #define FILE_MAX_RINGS 16
+#define FILE_SEAL_WAVE_PAGES FILE_RUN_MAX_PAGES /* a ring's bounce buffer, in pages */
+#define FILE_TAG_BYTES 16
+#define FILE_NONCE_BYTES crypto_aead_xchacha20poly1305_ietf_NPUBBYTES /* the longer one */
+
+enum file_cipher {
+	FILE_PLAINTEXT,
+	FILE_AES256GCM,		/* where the CPU has AES-NI and PCLMUL */
+	FILE_XCHACHA20POLY1305, /* elsewhere: as fast in software, constant time */
+};
+
+/*
+ * How a slot's last store sealed it, kept in memory only: a tag on disk
+ * would let whoever can write the file put back an old page with its old
+ * tag.  The nonce is the number of that write among all of the key's, so
+ * it is never used twice; the slot number is the associated data, so a
+ * sealed page copied to another slot does not verify there either.
+ */
+struct file_seal {
+	uint64_t nonce;
+	unsigned char tag[FILE_TAG_BYTES];
+};
+
+/* The key, in sodium_malloc() memory: locked, kept out of core dumps, wiped when freed. */
+struct file_key {
+	crypto_aead_aes256gcm_state aes; /* AES-256-GCM's expanded key */
+	unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+};
 
 /* A contiguous range of slots moved by one request. */
 struct file_run {
@@ -49,7 +79,8 @@ struct file_ring {
 	bool is_ready; /* ring set up, file registered if has_fixed_file */
 	bool has_fixed_file;
 	struct io_uring ring;
-	struct iovec *iovs; /* FILE_WAVE_IOVS */
+	struct iovec *iovs;    /* FILE_WAVE_IOVS */
+	unsigned char *bounce; /* FILE_SEAL_WAVE_PAGES sealed pages of a store's wave */
 	struct file_run *runs;
 	unsigned int runs_cap;
 };
@@ -70,11 +101,27 @@ struct file_backend {
 	uint64_t nr_used;
 	unsigned int nr_rings;
 	struct file_ring *rings;
+	enum file_cipher cipher;
+	struct file_key *key;		 /* NULL: plaintext */
+	struct file_backend *next_keyed; /* in file_keyed, under file_keyed_lock */
+	struct file_seal *seals;	 /* one a slot; written by the store that owns the slot */
+	atomic_uint_fast64_t nr_sealed;	 /* the next nonce */
+	atomic_uint_fast64_t ring_bytes; /* iovecs and bounce buffers of rings set up */
 	atomic_uint_fast64_t nr_stores, nr_loads, nr_frees;
 	atomic_uint_fast64_t nr_store_errors, nr_load_errors, nr_reject_full, nr_reject_alloc;
+	atomic_uint_fast64_t nr_decrypt_errors;
 };
 
 static atomic_uint file_nr_threads;
+
+/*
+ * Backends with a key.  Memory locks are not inherited across fork(), and
+ * the daemon forks into the background after it has made its backends: the
+ * child locks their keys again.
+ */
+static pthread_mutex_t file_keyed_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct file_backend *file_keyed;
+static pthread_once_t file_atfork_once = PTHREAD_ONCE_INIT;
 static _Thread_local unsigned int file_thread_id; /* 0: not yet numbered */
 
 static struct file_backend *to_file(struct tier_backend *tb)
@@ -185,15 +232,27 @@ static int file_ring_setup(struct file_backend *b, struct file_ring *r)
 {
 	int ret;
 
+	uint64_t bytes = FILE_WAVE_IOVS * sizeof(*r->iovs);
+
 	r->iovs = malloc(FILE_WAVE_IOVS * sizeof(*r->iovs));
 	if (!r->iovs)
 		return -ENOMEM;
+	/* Kept with the ring: a store seals into it, as the caller's pages are the caller's. */
+	if (b->key && !r->bounce) {
+		r->bounce = aligned_alloc(PAGE_SIZE, FILE_SEAL_WAVE_PAGES * PAGE_SIZE);
+		if (!r->bounce) {
+			ret = -ENOMEM;
+			goto free_iovs;
+		}
+		atomic_fetch_add(&b->ring_bytes, FILE_SEAL_WAVE_PAGES * PAGE_SIZE);
+	}
 	ret = io_uring_queue_init(FILE_RING_ENTRIES, &r->ring, 0);
 	if (ret < 0)
 		goto free_iovs;
 	/* A registered file saves a file reference per request; optional. */
 	r->has_fixed_file = io_uring_register_files(&r->ring, &b->fd, 1) == 0;
 	r->is_ready = true;
+	atomic_fetch_add(&b->ring_bytes, bytes);
 	return 0;
 
 free_iovs:
@@ -202,10 +261,12 @@ free_iovs:
 	return ret;
 }
 
-static void file_ring_teardown(struct file_ring *r)
+static void file_ring_teardown(struct file_backend *b, struct file_ring *r)
 {
-	if (r->is_ready)
+	if (r->is_ready) {
 		io_uring_queue_exit(&r->ring);
+		atomic_fetch_sub(&b->ring_bytes, FILE_WAVE_IOVS * sizeof(*r->iovs));
+	}
 	r->is_ready = false;
 	free(r->iovs);
 	r->iovs = NULL;
@@ -272,6 +333,52 @@ static int file_ring_submit_wait(struct io_uring *ring, unsigned int nr_wait)
 	return ret < 0 ? ret : 0;
 }
 
+/* ---- seals ---- */
+
+static void file_le64(unsigned char *out, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		out[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Seal page, to be stored in slot, into out; a fresh nonce for it. */
+static void file_seal(struct file_backend *b, uint64_t slot, const void *page, void *out)
+{
+	struct file_seal *seal = &b->seals[slot];
+	unsigned char nonce[FILE_NONCE_BYTES] = { 0 }, ad[8];
+
+	seal->nonce = atomic_fetch_add_explicit(&b->nr_sealed, 1, memory_order_relaxed);
+	file_le64(nonce, seal->nonce);
+	file_le64(ad, slot);
+	if (b->cipher == FILE_AES256GCM)
+		crypto_aead_aes256gcm_encrypt_detached_afternm(out, seal->tag, NULL, page,
+							       PAGE_SIZE, ad, sizeof(ad), NULL,
+							       nonce, &b->key->aes);
+	else
+		crypto_aead_xchacha20poly1305_ietf_encrypt_detached(out, seal->tag, NULL, page,
+								    PAGE_SIZE, ad, sizeof(ad), NULL,
+								    nonce, b->key->key);
+}
+
+/* Open the sealed page in slot, in place.  Returns 0, or -EIO when it does not verify. */
+static int file_unseal(struct file_backend *b, uint64_t slot, void *page)
+{
+	const struct file_seal *seal = &b->seals[slot];
+	unsigned char nonce[FILE_NONCE_BYTES] = { 0 }, ad[8];
+	int ret;
+
+	file_le64(nonce, seal->nonce);
+	file_le64(ad, slot);
+	if (b->cipher == FILE_AES256GCM)
+		ret = crypto_aead_aes256gcm_decrypt_detached_afternm(page, NULL, page, PAGE_SIZE,
+								     seal->tag, ad, sizeof(ad),
+								     nonce, &b->key->aes);
+	else
+		ret = crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+			page, NULL, page, PAGE_SIZE, seal->tag, ad, sizeof(ad), nonce, b->key->key);
+	return ret ? -EIO : 0;
+}
+
 /*
  * Move the pages of runs to or from the file, in waves of at most a ring's
  * worth of requests, setting each run's res.  Returns 0, or -errno when the
@@ -281,6 +388,8 @@ static int file_ring_run(struct file_backend *b, struct file_ring *r, void *cons
 			 unsigned int nr_runs, bool is_write)
 {
 	struct io_uring *ring = &r->ring;
+	bool is_sealed = is_write && b->key;
+	unsigned int wave_iovs = is_sealed ? FILE_SEAL_WAVE_PAGES : FILE_WAVE_IOVS;
 	unsigned int next = 0;
 	int ret = 0;
 
@@ -296,7 +405,7 @@ static int file_ring_run(struct file_backend *b, struct file_ring *r, void *cons
 			int fd = r->has_fixed_file ? 0 : b->fd;
 			struct io_uring_sqe *sqe;
 
-			if (nr_iovs + run->nr_pages > FILE_WAVE_IOVS)
+			if (nr_iovs + run->nr_pages > wave_iovs)
 				break;
 			sqe = io_uring_get_sqe(ring);
 			if (!sqe)
@@ -304,6 +413,10 @@ static int file_ring_run(struct file_backend *b, struct file_ring *r, void *cons
 			for (unsigned int k = 0; k < run->nr_pages; k++) {
 				iov[k].iov_base = pages[run->first + k];
 				iov[k].iov_len = PAGE_SIZE;
+				if (!is_sealed)
+					continue;
+				iov[k].iov_base = r->bounce + (size_t)(nr_iovs + k) * PAGE_SIZE;
+				file_seal(b, run->slot + k, pages[run->first + k], iov[k].iov_base);
 			}
 			if (is_write)
 				io_uring_prep_writev(sqe, fd, iov, run->nr_pages, offset);
@@ -344,7 +457,7 @@ static int file_ring_run(struct file_backend *b, struct file_ring *r, void *cons
 		for (unsigned int i = 0; i < nr_runs; i++)
 			if (r->runs[i].res > 0)
 				r->runs[i].res = ret;
-		file_ring_teardown(r);
+		file_ring_teardown(b, r);
 	}
 	return ret;
 }
@@ -466,6 +579,18 @@ static int file_load(struct tier_backend *tb, const uint64_t *slots, void *const
 			err = runs[i].res;
 		atomic_fetch_add(&b->nr_load_errors, runs[i].nr_pages);
 	}
+	/* Every page is opened even after a failure: each bad one is counted. */
+	for (unsigned int i = 0; b->key && i < nr_runs; i++) {
+		const struct file_run *run = &runs[i];
+
+		for (unsigned int k = 0; !run->res && k < run->nr_pages; k++) {
+			if (!file_unseal(b, run->slot + k, pages[run->first + k]))
+				continue;
+			err = -EIO;
+			atomic_fetch_add(&b->nr_decrypt_errors, 1);
+			atomic_fetch_add(&b->nr_load_errors, 1);
+		}
+	}
 	file_ring_put(r);
 	if (!err)
 		atomic_fetch_add(&b->nr_loads, nr);
@@ -509,6 +634,11 @@ static void file_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	st->nr_load_errors = atomic_load(&b->nr_load_errors);
 	st->nr_reject_full = atomic_load(&b->nr_reject_full);
 	st->nr_reject_alloc = atomic_load(&b->nr_reject_alloc);
+	st->nr_decrypt_errors = atomic_load(&b->nr_decrypt_errors);
+	st->meta_bytes = (b->nr_slots + 63) / 64 * sizeof(*b->bitmap) +
+			 (b->seals ? b->nr_slots * sizeof(*b->seals) : 0) +
+			 (b->key ? sizeof(*b->key) : 0) + atomic_load(&b->ring_bytes) +
+			 b->nr_rings * sizeof(*b->rings);
 }
 
 static void file_destroy(struct tier_backend *tb)
@@ -518,11 +648,24 @@ static void file_destroy(struct tier_backend *tb)
 	if (!b)
 		return;
 	for (unsigned int i = 0; b->rings && i < b->nr_rings; i++) {
-		file_ring_teardown(&b->rings[i]);
+		file_ring_teardown(b, &b->rings[i]);
+		free(b->rings[i].bounce);
 		free(b->rings[i].runs);
 		pthread_mutex_destroy(&b->rings[i].lock);
 	}
 	free(b->rings);
+	free(b->seals);
+	if (b->key) {
+		struct file_backend **p;
+
+		pthread_mutex_lock(&file_keyed_lock);
+		for (p = &file_keyed; *p && *p != b; p = &(*p)->next_keyed)
+			;
+		if (*p)
+			*p = b->next_keyed;
+		pthread_mutex_unlock(&file_keyed_lock);
+	}
+	sodium_free(b->key);
 	free(b->bitmap);
 	pthread_mutex_destroy(&b->alloc_lock);
 	if (b->fd >= 0)
@@ -530,45 +673,173 @@ static void file_destroy(struct tier_backend *tb)
 	free(b);
 }
 
+static bool file_is_trusted_owner(uid_t uid)
+{
+	return uid == 0 || uid == geteuid();
+}
+
+static int file_why_owner(const char *name, uid_t uid, char *why, size_t why_len)
+{
+	if (geteuid() == 0)
+		snprintf(why, why_len, "%s is owned by uid %u, not by root", name,
+			 (unsigned int)uid);
+	else
+		snprintf(why, why_len, "%s is owned by uid %u, not by root or uid %u", name,
+			 (unsigned int)uid, (unsigned int)geteuid());
+	return -EPERM;
+}
+
+/*
+ * Whether one directory may hold the swap file: one that others can write
+ * to could have its entries swapped under us, unless the sticky bit keeps
+ * them from touching what is not theirs (/tmp, /var/tmp).
+ */
+static int file_check_dir_stat(const char *name, const struct stat *st, char *why, size_t why_len)
+{
+	if (!S_ISDIR(st->st_mode)) {
+		snprintf(why, why_len, "%s is not a directory", name);
+		return -ENOTDIR;
+	}
+	if (!file_is_trusted_owner(st->st_uid))
+		return file_why_owner(name, st->st_uid, why, why_len);
+	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX)) {
+		snprintf(why, why_len, "%s is writable by %s and not sticky", name,
+			 st->st_mode & S_IWOTH ? "others" : "its group");
+		return -EPERM;
+	}
+	return 0;
+}
+
+/*
+ * dir and every directory above it, as OpenSSH's StrictModes checks a key
+ * file's: whoever may rename an ancestor may put a directory of theirs in
+ * its place.  Symlinks on the way are resolved first, so the directories
+ * checked are the ones the file will be in.
+ */
+static int file_check_dirs(const char *dir, char *why, size_t why_len)
+{
+	char real[PATH_MAX];
+	struct stat st;
+	int ret;
+
+	if (!realpath(dir, real)) {
+		ret = -errno;
+		snprintf(why, why_len, "%s: %s", dir, strerror(-ret));
+		return ret;
+	}
+	for (;;) {
+		char *slash = strrchr(real, '/');
+
+		if (stat(real[0] ? real : "/", &st) < 0) {
+			ret = -errno;
+			snprintf(why, why_len, "%s: %s", real[0] ? real : "/", strerror(-ret));
+			return ret;
+		}
+		ret = file_check_dir_stat(real[0] ? real : "/", &st, why, why_len);
+		if (ret < 0 || !real[0] || !slash)
+			return ret;
+		*slash = '\0';
+	}
+}
+
+/* The directory path names or, when path names a file, the one it is in. */
+static int file_dir_of(const char *path, bool is_dir, char *dir, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (is_dir)
+		return snprintf(dir, len, "%s", path) < (int)len ? 0 : -ENAMETOOLONG;
+	if (!slash)
+		return snprintf(dir, len, ".") < 0 ? -EINVAL : 0;
+	if (slash == path)
+		return snprintf(dir, len, "/") < 0 ? -EINVAL : 0;
+	if ((size_t)(slash - path) >= len)
+		return -ENAMETOOLONG;
+	memcpy(dir, path, (size_t)(slash - path));
+	dir[slash - path] = '\0';
+	return 0;
+}
+
+int file_backend_check_path(const char *path, struct stat *st, char *why, size_t why_len)
+{
+	char dir[PATH_MAX];
+	int ret;
+
+	if (lstat(path, st) < 0) {
+		ret = -errno;
+		if (ret != -ENOENT) {
+			snprintf(why, why_len, "%s: %s", path, strerror(-ret));
+			return ret;
+		}
+		st->st_mode = 0;
+	} else if (S_ISLNK(st->st_mode)) {
+		snprintf(why, why_len, "%s is a symlink: refusing to follow it", path);
+		return -ELOOP;
+	} else if (!S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode)) {
+		snprintf(why, why_len, "%s is not a regular file or a directory", path);
+		return -EINVAL;
+	} else if (S_ISREG(st->st_mode) && !file_is_trusted_owner(st->st_uid)) {
+		return file_why_owner(path, st->st_uid, why, why_len);
+	}
+	ret = file_dir_of(path, S_ISDIR(st->st_mode), dir, sizeof(dir));
+	if (ret < 0) {
+		snprintf(why, why_len, "%s: %s", path, strerror(-ret));
+		return ret;
+	}
+	return file_check_dirs(dir, why, why_len);
+}
+
 /*
  * An anonymous file for path: O_TMPFILE in path when it is a directory, else
  * in its parent directory, so that the data never has a name; where the
  * filesystem has no O_TMPFILE, path itself is created 0600 O_EXCL and
- * unlinked at once.  Returns the fd or -errno.
+ * unlinked at once.  The directory is opened once, without following a
+ * symlink in path's last component, and checked again through that fd, so
+ * that what was checked by name is what the file goes into.
+ * Returns the fd or -errno.
  */
 static int file_open_anonymous(const char *path, bool is_dir)
 {
-	char dir[PATH_MAX];
-	const char *slash = strrchr(path, '/');
-	int fd, err;
+	char dir[PATH_MAX], why[PATH_MAX + 64];
+	const char *base = strrchr(path, '/');
+	struct stat st;
+	int dfd, fd, err;
 
-	if (is_dir) {
-		snprintf(dir, sizeof(dir), "%s", path);
-	} else if (!slash) {
-		snprintf(dir, sizeof(dir), ".");
-	} else if (slash == path) {
-		snprintf(dir, sizeof(dir), "/");
-	} else {
-		if ((size_t)(slash - path) >= sizeof(dir))
-			return -ENAMETOOLONG;
-		memcpy(dir, path, (size_t)(slash - path));
-		dir[slash - path] = '\0';
+	err = file_dir_of(path, is_dir, dir, sizeof(dir));
+	if (err < 0)
+		return err;
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | (is_dir ? O_NOFOLLOW : 0));
+	if (dfd < 0)
+		return errno == ENOTDIR && is_dir ? -ELOOP : -errno;
+	if (fstat(dfd, &st) < 0) {
+		fd = -errno;
+		goto close_dir;
 	}
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd >= 0)
-		return fd;
-	err = errno;
-	if (is_dir || (err != EOPNOTSUPP && err != EISDIR))
-		return -err;
-
-	fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600);
+	fd = file_check_dir_stat(dir, &st, why, sizeof(why));
 	if (fd < 0)
-		return -errno;
-	if (unlink(path) < 0) {
+		goto close_dir;
+	fd = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		goto close_dir;
+	err = errno;
+	if (is_dir || (err != EOPNOTSUPP && err != EISDIR)) {
+		fd = -err;
+		goto close_dir;
+	}
+
+	base = base ? base + 1 : path;
+	fd = openat(dfd, base, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		fd = -errno;
+		goto close_dir;
+	}
+	if (unlinkat(dfd, base, 0) < 0) {
 		err = errno;
 		close(fd);
-		return -err;
+		fd = -err;
 	}
+close_dir:
+	close(dfd);
 	return fd;
 }
 
@@ -597,28 +868,81 @@ static bool file_try_direct(int fd)
 }
 
 /*
+ * A random key of b's own and room for a seal a slot.  AES-256-GCM where the
+ * CPU does it in hardware, expanded once; XChaCha20-Poly1305 elsewhere.
+ */
+static void file_atfork_prepare(void)
+{
+	pthread_mutex_lock(&file_keyed_lock);
+}
+
+static void file_atfork_parent(void)
+{
+	pthread_mutex_unlock(&file_keyed_lock);
+}
+
+static void file_atfork_child(void)
+{
+	for (struct file_backend *b = file_keyed; b; b = b->next_keyed)
+		sodium_mlock(b->key, sizeof(*b->key));
+	pthread_mutex_unlock(&file_keyed_lock);
+}
+
+static void file_atfork_register(void)
+{
+	pthread_atfork(file_atfork_prepare, file_atfork_parent, file_atfork_child);
+}
+
+static int file_key_new(struct file_backend *b, bool is_aes_allowed)
+{
+	if (sodium_init() < 0)
+		return -EIO;
+	pthread_once(&file_atfork_once, file_atfork_register);
+	b->seals = calloc(b->nr_slots, sizeof(*b->seals));
+	b->key = sodium_malloc(sizeof(*b->key));
+	if (!b->seals || !b->key)
+		return -ENOMEM;
+	randombytes_buf(b->key->key, sizeof(b->key->key));
+	if (is_aes_allowed && crypto_aead_aes256gcm_is_available()) {
+		b->cipher = FILE_AES256GCM;
+		crypto_aead_aes256gcm_beforenm(&b->key->aes, b->key->key);
+		sodium_memzero(b->key->key, sizeof(b->key->key));
+	} else {
+		b->cipher = FILE_XCHACHA20POLY1305;
+	}
+	pthread_mutex_lock(&file_keyed_lock);
+	b->next_keyed = file_keyed;
+	file_keyed = b;
+	pthread_mutex_unlock(&file_keyed_lock);
+	return 0;
+}
+
+/*
  * cfg->path names the swap file, or a directory to hold it; the data goes to
  * an anonymous file there (see file_open_anonymous).  cfg->capacity_bytes is
  * its size; when 0, the size of an existing regular file at path is taken,
  * as with a swap file prepared beforehand, but that file itself is left
- * untouched (others may have it open).  Anything else: -EINVAL.
+ * untouched (others may have it open).  A path file_backend_check_path()
+ * refuses is refused with its -errno; anything else: -EINVAL.
  */
 static int file_create(const struct backend_config *cfg, struct tier_backend **out)
 {
 	uint64_t capacity = cfg->capacity_bytes;
+	char why[PATH_MAX + 64];
 	struct file_backend *b;
-	bool is_dir = false;
+	bool is_dir;
 	struct stat st;
 	long nr_cpus;
 	int ret;
 
 	if (!cfg->path || !cfg->path[0])
 		return -EINVAL;
-	if (!stat(cfg->path, &st)) {
-		is_dir = S_ISDIR(st.st_mode);
-		if (!capacity && S_ISREG(st.st_mode))
-			capacity = (uint64_t)st.st_size;
-	}
+	ret = file_backend_check_path(cfg->path, &st, why, sizeof(why));
+	if (ret < 0)
+		return ret;
+	is_dir = S_ISDIR(st.st_mode);
+	if (!capacity && S_ISREG(st.st_mode))
+		capacity = (uint64_t)st.st_size;
 	capacity &= ~(uint64_t)(PAGE_SIZE - 1);
 	if (!capacity || capacity > (uint64_t)INT64_MAX)
 		return -EINVAL;
@@ -628,6 +952,8 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 		return -ENOMEM;
 	b->base.ops = &tier_backend_file;
 	b->fd = -1;
+	atomic_init(&b->nr_sealed, 0);
+	atomic_init(&b->ring_bytes, 0);
 	pthread_mutex_init(&b->alloc_lock, NULL);
 	b->nr_slots = capacity / PAGE_SIZE;
 
@@ -656,6 +982,13 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 	if (b->nr_slots % 64)
 		b->bitmap[b->nr_slots / 64] = ~0ULL << (b->nr_slots % 64);
 
+	if (!cfg->is_plaintext) {
+		ret = file_key_new(b, !cfg->is_xchacha);
+		if (ret < 0)
+			goto destroy;
+	}
+
+	ret = -ENOMEM;
 	nr_cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	b->nr_rings = nr_cpus < 1 ? 2 : (unsigned int)nr_cpus * 2;
 	if (b->nr_rings > FILE_MAX_RINGS)
@@ -672,6 +1005,7 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 	atomic_init(&b->nr_load_errors, 0);
 	atomic_init(&b->nr_reject_full, 0);
 	atomic_init(&b->nr_reject_alloc, 0);
+	atomic_init(&b->nr_decrypt_errors, 0);
 	*out = &b->base;
 	return 0;
 

@@ -3,12 +3,15 @@
  * How fast does each backend store and load pages?  Store/load MB/s and
  * per-batch latency percentiles for every backend (zpool per codec, and
  * zpool with one shard: the one-lock build), 1 and 2 threads, on pages of
- * three compressibilities.  Fixed seeds; every result line carries all of
- * its parameters.  --results FILE also writes TSV records for bench/run
- * (see bench/run): sharded zpool against one lock and against ramdisk, the
- * file backend against ramdisk, and the latency percentiles as plot points.
+ * three compressibilities, and the file backend sealed (encrypt=on, and
+ * with XChaCha20-Poly1305 forced) against plaintext in the same run.  Fixed
+ * seeds; every result line carries all of its parameters.  --results FILE
+ * also writes TSV records for bench/run (see bench/run): sharded zpool
+ * against one lock and against ramdisk, the file backend against ramdisk,
+ * sealed against plaintext, and the latency percentiles as plot points.
  *
- * usage: backend_bench [--quick] [--batches N] [--dir DIR] [--results FILE]
+ * usage: backend_bench [--quick] [--batches N] [--dir DIR] [--backend NAME]
+ *                      [--results FILE]
  */
 #include <errno.h>
 #include <pthread.h>
@@ -27,10 +30,15 @@
 enum data_kind { DATA_SPARSE, DATA_TEXT, DATA_RANDOM, NR_DATA_KINDS };
 static const char *const data_names[] = { "sparse", "text", "random" };
 
+/* The file backend's seals: "on" is its default cipher, AES-256-GCM with AES-NI. */
+enum seal_mode { SEAL_NONE, SEAL_OFF, SEAL_ON, SEAL_XCHACHA };
+static const char *const seal_names[] = { "-", "off", "on", "xchacha" };
+
 struct run {
 	const struct tier_backend_ops *ops;
 	const struct codec *codec;
 	unsigned int nr_shards;		/* zpool only; 0 = default */
+	enum seal_mode seal;		/* file only */
 	enum data_kind kind;
 	unsigned int nr_threads;
 	unsigned int nr_batches;	/* per thread */
@@ -42,6 +50,7 @@ struct run_result {
 	const char *backend, *codec;	/* codec "-" when none */
 	unsigned int nr_shards;		/* asked for: 0 = default */
 	unsigned int nr_shards_used;	/* zpool: what the default gave */
+	enum seal_mode seal;
 	enum data_kind kind;
 	unsigned int nr_threads;
 	double store_mbps, load_mbps;
@@ -175,6 +184,8 @@ static int run_one(const struct run *r)
 		.codec_level = r->codec ? r->codec->default_level : 0,
 		.nr_shards = r->nr_shards,
 		.path = path,
+		.is_plaintext = r->seal == SEAL_OFF,
+		.is_xchacha = r->seal == SEAL_XCHACHA,
 	};
 	struct thread_arg args[2];
 	pthread_t t[2];
@@ -237,6 +248,7 @@ static int run_one(const struct run *r)
 			.codec = r->codec ? r->codec->name : "-",
 			.nr_shards = r->nr_shards,
 			.nr_shards_used = (unsigned int)st.nr_shards,
+			.seal = r->seal,
 			.kind = r->kind,
 			.nr_threads = r->nr_threads,
 			.store_mbps = (double)pages * PAGE_SIZE / 1e6 / store_s,
@@ -248,9 +260,9 @@ static int run_one(const struct run *r)
 			res->load_us[i] = percentile(llat, nr_lat, ps[i]) * 1e6;
 		}
 	}
-	printf("%-8s %-5s %6s %-6s %7u | %8.0f %8.0f | %7.1f %7.1f %7.1f | %7.1f %7.1f %7.1f | %8u\n",
+	printf("%-8s %-5s %6s %-7s %-6s %7u | %8.0f %8.0f | %7.1f %7.1f %7.1f | %7.1f %7.1f %7.1f | %8u\n",
 	       r->ops->name, r->codec ? r->codec->name : "-",
-	       shards, data_names[r->kind], r->nr_threads,
+	       shards, seal_names[r->seal], data_names[r->kind], r->nr_threads,
 	       (double)pages * PAGE_SIZE / 1e6 / store_s, (double)pages * PAGE_SIZE / 1e6 / load_s,
 	       percentile(slat, nr_lat, 0.5) * 1e6, percentile(slat, nr_lat, 0.99) * 1e6,
 	       percentile(slat, nr_lat, 0.999) * 1e6, percentile(llat, nr_lat, 0.5) * 1e6,
@@ -263,14 +275,15 @@ static int run_one(const struct run *r)
 }
 
 static const struct run_result *find_result(const char *backend, const char *codec,
-					     unsigned int nr_shards, enum data_kind kind,
-					     unsigned int nr_threads)
+					     unsigned int nr_shards, enum seal_mode seal,
+					     enum data_kind kind, unsigned int nr_threads)
 {
 	for (unsigned int i = 0; i < nr_results; i++) {
 		const struct run_result *r = &results[i];
 
 		if (!strcmp(r->backend, backend) && !strcmp(r->codec, codec) &&
-		    r->nr_shards == nr_shards && r->kind == kind && r->nr_threads == nr_threads)
+		    r->nr_shards == nr_shards && r->seal == seal && r->kind == kind &&
+		    r->nr_threads == nr_threads)
 			return r;
 	}
 	return NULL;
@@ -302,13 +315,15 @@ static int write_results(const char *path, unsigned int nr_batches, const char *
 		return -errno;
 	}
 	for (unsigned int i = 0; i < nr_results; i++) {
-		const struct run_result *r = &results[i], *lock, *ram;
+		const struct run_result *r = &results[i], *lock, *ram, *plain;
 		bool is_zpool = !strcmp(r->backend, "zpool");
 
 		if (!strcmp(r->backend, "ramdisk") || (is_zpool && r->nr_shards == 1))
 			continue;
-		lock = is_zpool ? find_result("zpool", r->codec, 1, r->kind, r->nr_threads) : NULL;
-		ram = find_result("ramdisk", "-", 0, r->kind, r->nr_threads);
+		lock = is_zpool ? find_result("zpool", r->codec, 1, SEAL_NONE, r->kind, r->nr_threads)
+				: NULL;
+		ram = find_result("ramdisk", "-", 0, SEAL_NONE, r->kind, r->nr_threads);
+		plain = find_result(r->backend, "-", 0, SEAL_OFF, r->kind, r->nr_threads);
 		for (int load = 0; load < 2; load++) {
 			if (is_zpool)
 				snprintf(metric, sizeof(metric), "zpool %s %s, %u thread%s, %u shard%s, %s",
@@ -316,9 +331,14 @@ static int write_results(const char *path, unsigned int nr_batches, const char *
 					 r->nr_threads > 1 ? "s" : "", r->nr_shards_used,
 					 r->nr_shards_used == 1 ? "" : "s", load ? "load" : "store");
 			else
-				snprintf(metric, sizeof(metric), "%s %s, %u thread%s, %s", r->backend,
-					 data_names[r->kind], r->nr_threads,
-					 r->nr_threads > 1 ? "s" : "", load ? "load" : "store");
+				snprintf(metric, sizeof(metric), "%s %s, encrypt %s, %u thread%s, %s",
+					 r->backend, data_names[r->kind], seal_names[r->seal],
+					 r->nr_threads, r->nr_threads > 1 ? "s" : "",
+					 load ? "load" : "store");
+			if (r->seal == SEAL_ON || r->seal == SEAL_XCHACHA)
+				put_result(f, metric, "MB/s", load ? r->load_mbps : r->store_mbps,
+					   "file, plaintext", plain,
+					   plain ? (load ? plain->load_mbps : plain->store_mbps) : 0);
 			if (is_zpool)
 				put_result(f, metric, "MB/s", load ? r->load_mbps : r->store_mbps,
 					   "zpool, one lock", lock,
@@ -344,9 +364,10 @@ static int write_results(const char *path, unsigned int nr_batches, const char *
 
 		if (r->kind != DATA_TEXT)
 			continue;
-		snprintf(label, sizeof(label), "%s%s%s%s %uT", r->backend,
+		snprintf(label, sizeof(label), "%s%s%s%s%s%s %uT", r->backend,
 			 strcmp(r->codec, "-") ? " " : "", strcmp(r->codec, "-") ? r->codec : "",
-			 r->nr_shards == 1 ? " 1 lock" : "", r->nr_threads);
+			 r->nr_shards == 1 ? " 1 lock" : "", r->seal > SEAL_OFF ? " sealed " : "",
+			 r->seal > SEAL_OFF ? seal_names[r->seal] : "", r->nr_threads);
 		for (int p = 0; p < 3; p++) {
 			fprintf(f, "point\tstore_latency\t%s\t%s\t%.1f\n", pct_names[p], label,
 				r->store_us[p]);
@@ -359,7 +380,8 @@ static int write_results(const char *path, unsigned int nr_batches, const char *
 		BATCH, nr_batches * BATCH / 256);
 	fprintf(f, "param\tdata\tsparse: ~4 %% random bytes; text: a 30-letter alphabet (about 2:1"
 		   " with lz4); random: incompressible; fixed seeds\n");
-	fprintf(f, "param\tfile backend\tswap file in %s\n", dir);
+	fprintf(f, "param\tfile backend\tswap file in %s; encrypt on: AES-256-GCM where the CPU"
+		   " has AES-NI, else XChaCha20-Poly1305; xchacha: forced\n", dir);
 	fprintf(f, "note\tMB/s: pages stored (or loaded) over the wall time of the slowest thread;"
 		   " a latency is one batch of %d pages.\n", BATCH);
 	if (fclose(f)) {
@@ -369,12 +391,34 @@ static int write_results(const char *path, unsigned int nr_batches, const char *
 	return 0;
 }
 
+/* Sealed over plaintext, file backend: the cost of encrypt=on, as ratios. */
+static void print_seal_ratios(void)
+{
+	for (unsigned int i = 0; i < nr_results; i++) {
+		const struct run_result *r = &results[i], *plain;
+
+		if (r->seal != SEAL_ON && r->seal != SEAL_XCHACHA)
+			continue;
+		plain = find_result(r->backend, "-", 0, SEAL_OFF, r->kind, r->nr_threads);
+		if (!plain)
+			continue;
+		printf("# %s %s, encrypt %s vs off, %u thread%s: store %.0f/%.0f MB/s = %.2f,"
+		       " load %.0f/%.0f MB/s = %.2f\n",
+		       r->backend, data_names[r->kind], seal_names[r->seal], r->nr_threads,
+		       r->nr_threads > 1 ? "s" : "", r->store_mbps, plain->store_mbps,
+		       r->store_mbps / plain->store_mbps, r->load_mbps, plain->load_mbps,
+		       r->load_mbps / plain->load_mbps);
+	}
+}
+
 static int usage(FILE *out, int status)
 {
-	fprintf(out, "usage: backend_bench [--quick] [--batches N] [--dir DIR] [--results FILE]\n\n"
+	fprintf(out, "usage: backend_bench [--quick] [--batches N] [--dir DIR] [--backend NAME]"
+		     " [--results FILE]\n\n"
 		     "  --quick         16 batches per thread (smoke test)\n"
 		     "  --batches N     batches of %d pages per thread (default 2048: 256 MiB)\n"
 		     "  --dir DIR       where the file backend's swap file goes (/var/tmp)\n"
+		     "  --backend NAME  only this backend (all)\n"
 		     "  --results FILE  append TSV records for bench/run (see bench/run)\n",
 		BATCH);
 	return status;
@@ -383,7 +427,7 @@ static int usage(FILE *out, int status)
 int main(int argc, char **argv)
 {
 	unsigned int nr_batches = 2048; /* 256 MiB per thread */
-	const char *dir = "/var/tmp", *results_path = NULL;
+	const char *dir = "/var/tmp", *results_path = NULL, *only = NULL;
 	int failed = 0;
 
 	for (int i = 1; i < argc; i++) {
@@ -398,6 +442,10 @@ int main(int argc, char **argv)
 			nr_batches = (unsigned int)n;
 		} else if (!strcmp(argv[i], "--dir") && i + 1 < argc) {
 			dir = argv[++i];
+		} else if (!strcmp(argv[i], "--backend") && i + 1 < argc) {
+			only = argv[++i];
+			if (!backend_find(only))
+				return usage(stderr, 2);
 		} else if (!strcmp(argv[i], "--results") && i + 1 < argc) {
 			results_path = argv[++i];
 		} else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
@@ -410,12 +458,18 @@ int main(int argc, char **argv)
 	       nr_batches, dir);
 	printf("# latencies are per batch of %d pages, in microseconds; contended = shard lock found taken\n",
 	       BATCH);
-	printf("%-8s %-5s %6s %-6s %7s | %8s %8s | %7s %7s %7s | %7s %7s %7s | %8s\n", "backend",
-	       "codec", "shards", "data", "threads", "store", "load", "st p50", "st p99",
-	       "st p999", "ld p50", "ld p99", "ld p999", "contended");
-	printf("%-8s %-5s %6s %-6s %7s | %8s %8s |\n", "", "", "", "", "", "MB/s", "MB/s");
+	printf("# encrypt (file): on = AES-256-GCM where the CPU has AES-NI, else XChaCha20-Poly1305\n");
+	printf("%-8s %-5s %6s %-7s %-6s %7s | %8s %8s | %7s %7s %7s | %7s %7s %7s | %8s\n",
+	       "backend", "codec", "shards", "encrypt", "data", "threads", "store", "load",
+	       "st p50", "st p99", "st p999", "ld p50", "ld p99", "ld p999", "contended");
+	printf("%-8s %-5s %6s %-7s %-6s %7s | %8s %8s |\n", "", "", "", "", "", "", "MB/s",
+	       "MB/s");
 	for (const struct tier_backend_ops *const *b = backend_table; *b; b++) {
 		bool is_zpool = !strcmp((*b)->name, "zpool");
+		bool is_file = !strcmp((*b)->name, "file");
+
+		if (only && strcmp((*b)->name, only))
+			continue;
 
 		for (const struct codec *const *k = codec_table; *k; k++) {
 			if (!is_zpool && k != codec_table)
@@ -427,6 +481,7 @@ int main(int argc, char **argv)
 							.ops = *b,
 							.codec = is_zpool ? *k : NULL,
 							.nr_shards = shards,
+							.seal = is_file ? SEAL_OFF : SEAL_NONE,
 							.kind = kind,
 							.nr_threads = th,
 							.nr_batches = nr_batches,
@@ -434,9 +489,19 @@ int main(int argc, char **argv)
 						};
 
 						failed |= run_one(&r) != 0;
+						/*
+						 * The seals cost the same on any data: text,
+						 * right after its plaintext run, for a ratio
+						 * of two runs close in time.
+						 */
+						for (r.seal = SEAL_ON;
+						     is_file && kind == DATA_TEXT && r.seal <= SEAL_XCHACHA;
+						     r.seal++)
+							failed |= run_one(&r) != 0;
 					}
 		}
 	}
+	print_seal_ratios();
 	if (results_path && write_results(results_path, nr_batches, dir))
 		failed = 1;
 	return failed ? 1 : 0;

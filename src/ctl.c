@@ -137,6 +137,8 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 		ITEM("backend", "frees", bs.nr_frees, UNIT_COUNT);
 		ITEM("backend", "store_errors", bs.nr_store_errors, UNIT_COUNT);
 		ITEM("backend", "load_errors", bs.nr_load_errors, UNIT_COUNT);
+		ITEM("backend", "decrypt_errors", bs.nr_decrypt_errors, UNIT_COUNT);
+		ITEM("backend", "meta_bytes", bs.meta_bytes, UNIT_BYTES);
 		ITEM("backend", "reject_full", bs.nr_reject_full, UNIT_COUNT);
 		ITEM("backend", "reject_alloc", bs.nr_reject_alloc, UNIT_COUNT);
 		if (!strcmp(ds->backend->ops->name, "zpool")) {

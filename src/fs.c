@@ -1499,17 +1499,14 @@ static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t me
 	struct statvfs sv;
 	struct stat st;
 	uint64_t want = opts->swapsize, avail;
+	char why[PATH_MAX + 64];
 
 	snprintf(dir, sizeof(dir), "%s", opts->swap_path);
-	if (stat(opts->swap_path, &st)) {
-		if (errno != ENOENT)
-			return fail("backend=file:%s: %s", opts->swap_path, strerror(errno));
-		st.st_mode = 0;
-	} else if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
-		return fail("backend=file:%s: not a regular file or a directory", opts->swap_path);
-	} else if (!want && S_ISREG(st.st_mode)) {
+	/* Before anything is taken from what is there: others may have made it. */
+	if (file_backend_check_path(opts->swap_path, &st, why, sizeof(why)))
+		return fail("backend=file:%s: %s", opts->swap_path, why);
+	if (!want && S_ISREG(st.st_mode))
 		want = (uint64_t)st.st_size;
-	}
 	if (!S_ISDIR(st.st_mode)) {
 		const char *parent = dirname(dir); /* may point into dir, or be "." */
 
@@ -1543,6 +1540,7 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 		.codec = opts->codec,
 		.codec_level = opts->codec_level,
 		.path = opts->swap_path,
+		.is_plaintext = !opts->is_encrypted,
 	};
 	struct pagepool_stats ps;
 	uint64_t mem = opts->mem;

@@ -39,6 +39,7 @@ const char options_usage[] =
 	"  -o memlimit=SIZE  memory the daemon may use in all: resident pages, a RAM\n"
 	"                 backend's pool, page stock and descriptors; at least 32m (none)\n"
 	"  -o backend=zpool|ramdisk|file:PATH|none  where evicted pages go (zpool)\n"
+	"  -o encrypt=on|off  seal the file backend's slots with a per-mount key (on)\n"
 	"  -o compressor=lz4|zstd[:LEVEL]  zpool's compressor (lz4)\n"
 	"  -o swapsize=SIZE  backend capacity (2 * mem, or the swap file's size)\n"
 	"  -o cg_share=N%  a tenant cgroup's resident share of its own limit (50%)\n"
@@ -288,6 +289,10 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			return fail("invalid backend= value '%s': want zpool, ramdisk, file:PATH or none",
 				    val);
 		}
+	} else if (!strcmp(opt, "encrypt") && val) {
+		if (strcmp(val, "on") && strcmp(val, "off"))
+			return fail("invalid encrypt= value '%s': want on or off", val);
+		o->is_encrypted = !strcmp(val, "on");
 	} else if (!strcmp(opt, "compressor") && val) {
 		if (codec_parse(val, &o->codec, &o->codec_level))
 			return fail("invalid compressor= value '%s': want lz4 or zstd, with :LEVEL",
@@ -381,6 +386,8 @@ static const char *fixed_change(const struct tierfs_options *a, const struct tie
 		return "cache=";
 	if (a->backend != b->backend || strcmp(a->swap_path, b->swap_path))
 		return "backend=";
+	if (a->is_encrypted != b->is_encrypted)
+		return "encrypt=";
 	if (a->codec != b->codec || a->codec_level != b->codec_level)
 		return "compressor=";
 	if (a->swapsize != b->swapsize)
@@ -532,6 +539,7 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	o->gid = getgid();
 	o->cache = CACHE_AUTO;
 	o->backend = backend_find("zpool");
+	o->is_encrypted = true;
 	o->codec = codec_table[0];
 	o->codec_level = o->codec->default_level;
 	o->allow_other = getuid() == 0;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 #include "tierfs/pagemap.h"
 
@@ -24,6 +25,8 @@ struct backend_config {
 	const struct codec *codec;	/* zpool: the compressor */
 	int codec_level;
 	const char *path;		/* file: the swap file to create */
+	bool is_plaintext;		/* file: write pages as they are, unsealed */
+	bool is_xchacha;		/* file: XChaCha20-Poly1305 even with AES in hardware */
 	unsigned int nr_shards;		/* zpool: 0 = one per 64 MiB of slot space */
 };
 
@@ -42,6 +45,8 @@ struct backend_stats {
 	uint64_t nr_lock_contended;	/* zpool: shard lock found taken */
 	uint64_t nr_shards;		/* zpool: lock domains */
 	uint64_t max_shard_contended;	/* zpool: nr_lock_contended of the busiest shard */
+	uint64_t nr_decrypt_errors;	/* file: loads whose seal failed, in nr_load_errors too */
+	uint64_t meta_bytes;		/* file: daemon memory for slots: bitmap, seals, key, rings */
 };
 
 struct tier_backend_ops {
@@ -81,5 +86,20 @@ extern const struct tier_backend_ops *const backend_table[];
 
 /* The backend named name, or NULL. */
 const struct tier_backend_ops *backend_find(const char *name);
+
+/*
+ * Whether the file backend may use path (backend=file:PATH), which others
+ * may have prepared: a symlink there is never followed; an existing file is
+ * trusted (for its size, never opened) only if it is regular and owned by
+ * root or the effective uid; the directory that holds the swap file (path
+ * itself, or its parent) and each directory above it must be owned by root
+ * or the effective uid and not writable by group or others unless sticky.
+ * Returns 0 and *st from lstat(path) (st_mode 0 when nothing is there), or
+ * -errno (-ELOOP a symlink, -EPERM an owner or mode, -ENOTDIR, -EINVAL not
+ * a file or directory, lstat's or realpath's own) with why saying which
+ * path and why, e.g. "/tmp/x is owned by uid 65534, not by root".
+ * file_create() runs it too.
+ */
+int file_backend_check_path(const char *path, struct stat *st, char *why, size_t why_len);
 
 #endif

@@ -34,6 +34,7 @@ struct tierfs_options {
 	uint64_t memlimit;		/* footprint limit, bytes; 0 = none */
 	const struct tier_backend_ops *backend;	/* NULL: backend=none */
 	char swap_path[PATH_MAX];	/* backend=file:PATH */
+	bool is_encrypted;		/* encrypt=: the file backend seals its slots */
 	const struct codec *codec;	/* compressor= for zpool */
 	int codec_level;
 	uint64_t swapsize;		/* backend capacity, bytes; 0 = default */

@@ -4,7 +4,11 @@
  * freed slots, a full backend, stats, two threads at once, and for the file
  * backend an anonymous swap file, on /tmp, /var/tmp, /dev/shm and (as root,
  * in a mount namespace of its own) ramfs, which has neither O_DIRECT nor
- * fallocate, plus I/O errors provoked with RLIMIT_FSIZE and a truncated file.
+ * fallocate, plus I/O errors provoked with RLIMIT_FSIZE and a truncated file,
+ * the paths the file backend refuses to trust, and its seals: sealed,
+ * plaintext and with the software cipher, a tampered slot fails alone,
+ * each backend has its own key, locked in memory, and no plaintext reaches
+ * the file.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,6 +21,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -93,11 +98,16 @@ struct target {
 	const struct tier_backend_ops *ops;
 	const char *dir; /* file: a fresh directory of its own */
 	char path[PATH_MAX];
+	bool is_plaintext; /* file: encrypt=off */
+	bool is_xchacha;   /* file: the software cipher even with AES-NI */
 };
 
 static struct tier_backend *target_create(struct target *t, uint64_t nr_pages)
 {
-	struct backend_config cfg = { .capacity_bytes = nr_pages * PAGE_SIZE, .path = t->path };
+	struct backend_config cfg = { .capacity_bytes = nr_pages * PAGE_SIZE,
+				      .path = t->path,
+				      .is_plaintext = t->is_plaintext,
+				      .is_xchacha = t->is_xchacha };
 	struct tier_backend *b = NULL;
 	int ret = t->ops->create(&cfg, &b);
 
@@ -501,8 +511,66 @@ out:
 	check_clear_context();
 }
 
-/* The backend's file among our fds: the one open on a deleted name in dir. */
-static int find_swap_fd(const char *dir)
+/*
+ * What others may have put at the path is never trusted: a symlink, a file
+ * of someone else's, a directory others can write to without the sticky
+ * bit.  Each is refused with why, naming the path; a sticky one is fine.
+ */
+static void test_file_trust(struct target *t)
+{
+	char path[PATH_MAX + 32], sub[PATH_MAX + 16], why[PATH_MAX + 64];
+	struct backend_config cfg = { .capacity_bytes = 16 * PAGE_SIZE, .path = path };
+	struct tier_backend *b = NULL;
+	struct stat st;
+	int fd;
+
+	check_set_context("file in %s: trust", t->dir);
+	snprintf(path, sizeof(path), "%s/link", t->dir);
+	CHECK_EQ(0, symlink(t->dir, path));
+	CHECK_EQ(-ELOOP, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK(strstr(why, path) && strstr(why, "is a symlink"));
+	CHECK_EQ(-ELOOP, t->ops->create(&cfg, &b));
+	unlink(path);
+
+	if (geteuid() != 0) {
+		printf("# skip foreign owners: not root\n");
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/foreign", t->dir);
+	fd = open(path, O_CREAT | O_EXCL | O_RDWR, 0600);
+	if (CHECK(fd >= 0)) {
+		CHECK_EQ(0, fchown(fd, 65534, 65534));
+		close(fd);
+	}
+	CHECK_EQ(-EPERM, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK(strstr(why, "owned by uid 65534, not by root") != NULL);
+	cfg.capacity_bytes = 0;
+	CHECK_EQ(-EPERM, t->ops->create(&cfg, &b));
+	cfg.capacity_bytes = 16 * PAGE_SIZE;
+	unlink(path);
+
+	snprintf(sub, sizeof(sub), "%s/open", t->dir);
+	snprintf(path, sizeof(path), "%s/swap", sub);
+	CHECK_EQ(0, mkdir(sub, 0700));
+	CHECK_EQ(0, chown(sub, 65534, 65534));
+	CHECK_EQ(0, chmod(sub, 0777));
+	CHECK_EQ(-EPERM, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK(strstr(why, sub) && strstr(why, "owned by uid 65534"));
+	CHECK_EQ(-EPERM, t->ops->create(&cfg, &b));
+	CHECK_EQ(0, chown(sub, 0, 0));
+	CHECK_EQ(-EPERM, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK(strstr(why, "writable by others and not sticky") != NULL);
+	CHECK_EQ(0, chmod(sub, 01777));
+	CHECK_EQ(0, file_backend_check_path(path, &st, why, sizeof(why)));
+	if (CHECK_EQ(0, t->ops->create(&cfg, &b)))
+		b->ops->destroy(b);
+	rmdir(sub);
+out:
+	check_clear_context();
+}
+
+/* The backend's file among our fds: the one open on a deleted name in dir, but not not_fd. */
+static int find_swap_fd_but(const char *dir, int not_fd)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
@@ -519,11 +587,218 @@ static int find_swap_fd(const char *dir)
 		if (len <= 0)
 			continue;
 		target[len] = '\0';
-		if (!strncmp(target, dir, strlen(dir)) && strstr(target, "(deleted)"))
+		if (!strncmp(target, dir, strlen(dir)) && strstr(target, "(deleted)") &&
+		    atoi(e->d_name) != not_fd)
 			found = atoi(e->d_name);
 	}
 	closedir(d);
 	return found;
+}
+
+static int find_swap_fd(const char *dir)
+{
+	return find_swap_fd_but(dir, -1);
+}
+
+/* The swap file of fd opened again, without O_DIRECT, to look at it byte by byte. */
+static int reopen_swap_fd(int fd)
+{
+	char link[64];
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	return open(link, O_RDWR | O_CLOEXEC);
+}
+
+/* A page of text, the same all through, that cannot be missed in the file. */
+static void page_fill_marker(void *page)
+{
+	static const char marker[] = "tierfs-plaintext-marker:";
+
+	for (size_t i = 0; i < PAGE_SIZE; i++)
+		((char *)page)[i] = marker[i % (sizeof(marker) - 1)];
+}
+
+static bool file_has_marker(int fd)
+{
+	static char buf[1 << 16];
+	ssize_t len;
+	off_t off = 0;
+
+	while ((len = pread(fd, buf, sizeof(buf), off)) > 0) {
+		if (memmem(buf, (size_t)len, "tierfs-plaintext-marker:", 24))
+			return true;
+		off += len;
+	}
+	return false;
+}
+
+/* kB of memory this process has locked, from /proc/self/status; -1 unknown. */
+static long locked_kib(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	long kib = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmLck: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return kib;
+}
+
+/*
+ * The key is locked in memory, and again in a child after fork(), as the
+ * daemon forks into the background after making its backend.
+ */
+static void test_file_key_locked(struct target *t)
+{
+	long before = locked_kib();
+	struct tier_backend *b;
+	int status = -1;
+	pid_t pid;
+
+	check_set_context("file in %s: key locked", t->dir);
+	b = target_create(t, 16);
+	if (!b)
+		goto out;
+	if (before < 0) {
+		printf("# skip key lock: no VmLck in /proc/self/status\n");
+		goto destroy;
+	}
+	CHECK(locked_kib() > before);
+	pid = fork();
+	if (pid == 0)
+		_exit(locked_kib() > 0 ? 0 : 1);
+	if (CHECK(pid > 0))
+		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0);
+destroy:
+	b->ops->destroy(b);
+out:
+	check_clear_context();
+}
+
+/*
+ * A byte flipped in one sealed slot on disk: that slot's load fails with
+ * -EIO and is counted, alone or in a batch, and every other slot loads.
+ */
+static void test_file_tamper(struct target *t)
+{
+	enum { NR = 64, BAD = 10 };
+	uint64_t seeds[NR], slots[NR];
+	void **pages = pages_new(NR);
+	struct tier_backend *b = target_create(t, 128);
+	struct backend_stats st;
+	unsigned char byte;
+	int fd = -1;
+	off_t off;
+
+	check_set_context("file in %s%s: tampered slot", t->dir, t->is_xchacha ? ", xchacha" : "");
+	if (!b)
+		goto out;
+	for (unsigned int i = 0; i < NR; i++) {
+		seeds[i] = 7000 + i;
+		page_fill(pages[i], seeds[i]);
+	}
+	if (!store_all(b, pages, seeds, slots, NR, NR))
+		goto destroy;
+	fd = reopen_swap_fd(find_swap_fd(t->dir));
+	if (!CHECK(fd >= 0))
+		goto destroy;
+	off = (off_t)(slots[BAD] * PAGE_SIZE + 1234);
+	CHECK(pread(fd, &byte, 1, off) == 1);
+	byte ^= 0x20;
+	CHECK(pwrite(fd, &byte, 1, off) == 1);
+	fsync(fd);
+	CHECK_EQ(-EIO, b->ops->load(b, slots + BAD, pages, 1));
+	st = stats_of(b);
+	CHECK_EQ(1u, (unsigned int)st.nr_decrypt_errors);
+	CHECK_EQ(1u, (unsigned int)st.nr_load_errors);
+	CHECK_EQ(-EIO, b->ops->load(b, slots, pages, NR));
+	CHECK_EQ(2u, (unsigned int)stats_of(b).nr_decrypt_errors);
+	CHECK_EQ(0u, load_check(b, pages, seeds, slots, BAD, 8));
+	CHECK_EQ(0u, load_check(b, pages, seeds + BAD + 1, slots + BAD + 1, NR - BAD - 1, 16));
+	/* Stored afresh, the slot is sound again. */
+	b->ops->free(b, slots + BAD, 1);
+	page_fill(pages[0], seeds[BAD]);
+	CHECK_EQ(1, b->ops->store(b, pages, 1, slots + BAD));
+	CHECK_EQ(0u, load_check(b, pages, seeds, slots, NR, NR));
+	CHECK_EQ(2u, (unsigned int)stats_of(b).nr_decrypt_errors);
+	free_in_batches(b, slots, NR, 16);
+	check_empty(b);
+destroy:
+	if (fd >= 0)
+		close(fd);
+	b->ops->destroy(b);
+out:
+	check_clear_context();
+	pages_free(pages);
+}
+
+/*
+ * What reaches the file: sealed, a page of text leaves no trace of itself,
+ * the same page differs between two backends (their keys) and between two
+ * stores into the same slot (their nonces); plaintext, it is there as is.
+ */
+static void test_file_on_disk(struct target *t)
+{
+	void **pages = pages_new(2);
+	struct tier_backend *b1 = target_create(t, 16), *b2 = NULL;
+	unsigned char *seen1 = malloc(PAGE_SIZE), *seen2 = malloc(PAGE_SIZE);
+	uint64_t slot1, slot2;
+	int fd1 = -1, fd2 = -1;
+
+	check_set_context("file in %s%s: on disk", t->dir,
+			  t->is_plaintext ? ", plaintext" :
+			  t->is_xchacha	  ? ", xchacha" :
+					    "");
+	if (!b1 || !seen1 || !seen2)
+		goto out;
+	fd1 = find_swap_fd(t->dir);
+	b2 = target_create(t, 16);
+	if (!b2)
+		goto out;
+	fd2 = reopen_swap_fd(find_swap_fd_but(t->dir, fd1));
+	fd1 = reopen_swap_fd(fd1);
+	if (!CHECK(fd1 >= 0 && fd2 >= 0))
+		goto out;
+	page_fill_marker(pages[0]);
+	if (!CHECK_EQ(1, b1->ops->store(b1, pages, 1, &slot1)) ||
+	    !CHECK_EQ(1, b2->ops->store(b2, pages, 1, &slot2)))
+		goto out;
+	CHECK_EQ(t->is_plaintext, file_has_marker(fd1));
+	CHECK_EQ(t->is_plaintext, file_has_marker(fd2));
+	CHECK(pread(fd1, seen1, PAGE_SIZE, (off_t)(slot1 * PAGE_SIZE)) == (ssize_t)PAGE_SIZE);
+	CHECK(pread(fd2, seen2, PAGE_SIZE, (off_t)(slot2 * PAGE_SIZE)) == (ssize_t)PAGE_SIZE);
+	CHECK_EQ(t->is_plaintext, !memcmp(seen1, seen2, PAGE_SIZE));
+	b1->ops->free(b1, &slot1, 1);
+	b2->ops->free(b2, &slot2, 1);
+	if (!CHECK_EQ(1, b1->ops->store(b1, pages, 1, &slot2)))
+		goto out;
+	if (slot2 == slot1) {
+		CHECK(pread(fd1, seen2, PAGE_SIZE, (off_t)(slot1 * PAGE_SIZE)) ==
+		      (ssize_t)PAGE_SIZE);
+		CHECK_EQ(t->is_plaintext, !memcmp(seen1, seen2, PAGE_SIZE));
+	}
+	memset(pages[1], 0, PAGE_SIZE);
+	if (CHECK_EQ(0, b1->ops->load(b1, &slot2, pages + 1, 1)))
+		CHECK_MEM(pages[0], pages[1], PAGE_SIZE);
+	b1->ops->free(b1, &slot2, 1);
+out:
+	if (fd1 >= 0)
+		close(fd1);
+	if (fd2 >= 0)
+		close(fd2);
+	if (b2)
+		b2->ops->destroy(b2);
+	if (b1)
+		b1->ops->destroy(b1);
+	free(seen1);
+	free(seen2);
+	check_clear_context();
+	pages_free(pages);
 }
 
 /*
@@ -618,7 +893,21 @@ static bool test_file_in(const struct tier_backend_ops *ops, const char *base)
 	test_file_anonymous(&t);
 	test_backend(&t);
 	test_file_capacity_from_file(&t);
+	test_file_trust(&t);
 	test_file_io_errors(&t);
+	test_file_tamper(&t);
+	test_file_on_disk(&t);
+	test_file_key_locked(&t);
+	/* The same again, with the software cipher and in plaintext. */
+	t.is_xchacha = true;
+	test_backend(&t);
+	test_file_tamper(&t);
+	test_file_on_disk(&t);
+	t.is_xchacha = false;
+	t.is_plaintext = true;
+	test_backend(&t);
+	test_file_io_errors(&t);
+	test_file_on_disk(&t);
 	CHECK_EQ(0u, dir_nr_entries(dir));
 	rmdir(dir);
 	return true;

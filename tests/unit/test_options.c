@@ -108,6 +108,7 @@ static void test_defaults(void)
 	CHECK_EQ(getuid(), o.uid);
 	CHECK_EQ(getgid(), o.gid);
 	CHECK_EQ(CACHE_AUTO, o.cache);
+	CHECK(o.is_encrypted);
 	CHECK(!o.foreground);
 	CHECK(!o.debug);
 	CHECK(!o.single_thread);
@@ -180,6 +181,20 @@ static void test_own_keys(void)
 		CHECK(!strstr(o.kernel_opts, "memlimit"));
 	}
 
+	/* encrypt=, the file backend's seals; not the kernel's business. */
+	{
+		char *argv_plain[] = { "tierfs", "-o", "backend=file:/var/tmp,encrypt=off", "/mnt",
+				       NULL };
+
+		CHECK_EQ(0, options_parse(ARGC(argv_plain), argv_plain, RAM, &o, err, sizeof(err)));
+		CHECK(!o.is_encrypted);
+		CHECK_STR("/var/tmp", o.swap_path);
+		CHECK(!strstr(o.kernel_opts, "encrypt"));
+		argv_plain[2] = "encrypt=off,encrypt=on";
+		CHECK_EQ(0, options_parse(ARGC(argv_plain), argv_plain, RAM, &o, err, sizeof(err)));
+		CHECK(o.is_encrypted);
+	}
+
 	/* A later value wins. */
 	CHECK_EQ(0, options_parse(ARGC(argv_last), argv_last, RAM, &o, err, sizeof(err)));
 	CHECK_EQ(2ULL << 20, o.size);
@@ -220,6 +235,8 @@ static void test_bad_options(void)
 		{ "size=1m,colour=blue", "colour" },
 		{ "memlimit=1m", "memlimit" },
 		{ "memlimit=", "memlimit" },
+		{ "encrypt=yes", "encrypt" },
+		{ "encrypt", "encrypt" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -467,6 +484,8 @@ static void test_remount(void)
 		{ "remount,cache=never", -EINVAL, "cache= cannot change on a mounted tierfs" },
 		{ "remount,swapsize=1g", -EINVAL, "swapsize= cannot change on a mounted tierfs" },
 		{ "remount,cg_share=20%", -EINVAL, "cg_share= cannot change on a mounted tierfs" },
+		{ "remount,encrypt=off", -EINVAL, "encrypt= cannot change on a mounted tierfs" },
+		{ "remount,encrypt=on,size=1m", 0, "size=1m" },
 		{ "remount,size=abc", -EINVAL,
 		  "invalid size= value 'abc': want bytes with a k/m/g/t/p/e suffix or N% of RAM" },
 		{ "remount,frob", -EINVAL, "unknown option 'frob'" },

@@ -1,0 +1,139 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The swap file's path and seals through a real mount: a symlink, a
+# directory others may write to and a file someone else made are refused
+# by name; with encrypt=on no evicted text can be found in the swap file,
+# with encrypt=off it can; bytes overwritten in the swap file make the
+# reads of those pages fail with EIO, counted, and nothing else.
+#
+# usage: mnt_swapfile.sh TIERFS TIERCTL
+# Exits 0 pass, 1 fail, 77 skip (not root, no usable /dev/fuse).
+
+set -u
+tierfs=$1
+tierctl=$2
+
+# shellcheck source=tests/mount/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+# A mount that must fail, with a message that names the path and says why.
+refused() {
+	name=$1
+	path=$2
+	why=$3
+
+	if out=$("$tierfs" "$mnt" -o "size=16M,mem=1M,swapsize=16M,backend=file:$path" 2>&1); then
+		fail "$name: refused" "a failed mount" "mounted"
+		fusermount3 -u "$mnt"
+		return
+	fi
+	case $out in
+	*"backend=file:$path: "*"$why"*) ok "$name: refused: $out" ;;
+	*) fail "$name: message" "backend=file:$path: ... $why" "$out" ;;
+	esac
+}
+
+mkdir "$work/target"
+ln -s "$work/target" "$work/link"
+refused "symlinked directory" "$work/link" "$work/link is a symlink: refusing to follow it"
+ln -s "$work/target/swap" "$work/filelink"
+refused "symlinked file" "$work/filelink" "$work/filelink is a symlink: refusing to follow it"
+
+mkdir "$work/open"
+chown 65534:65534 "$work/open"
+chmod 0777 "$work/open"
+refused "directory of nobody's, mode 0777" "$work/open/swap" \
+	"$work/open is owned by uid 65534, not by root"
+chown 0:0 "$work/open"
+refused "directory of root's, mode 0777" "$work/open/swap" \
+	"$work/open is writable by others and not sticky"
+chmod 01777 "$work/open"
+if "$tierfs" "$mnt" -o "size=16M,mem=1M,swapsize=16M,backend=file:$work/open/swap"; then
+	ok "sticky directory, mode 1777: mounted"
+	fusermount3 -u "$mnt"
+else
+	fail "sticky directory, mode 1777" "a mount" "a failure"
+fi
+
+truncate -s 1T "$work/target/premade"
+chown 65534:65534 "$work/target/premade"
+refused "a file of nobody's" "$work/target/premade" \
+	"$work/target/premade is owned by uid 65534, not by root"
+
+# The daemon's fd on the unnamed swap file in $1: its link names the directory.
+swap_fd() {
+	find /proc/[0-9]*/fd -lname "$1/*" 2>/dev/null | head -n 1
+}
+
+# Text whose every line can be looked for: 8 MiB of it.
+text=$work/text
+awk 'BEGIN { for (i = 0; i < 262144; i++) printf "tierfs-swap-marker-%011d\n", i }' >"$text"
+want=$(md5 "$text")
+
+# Mount with encrypt=$1, write the text and evict it all.
+mount_evicted() {
+	swapdir=$work/swap-$1
+	mkdir "$swapdir"
+	if ! "$tierfs" "$mnt" -o "size=64M,mem=1M,swapsize=64M,cache=never,encrypt=$1,backend=file:$swapdir"; then
+		fail "encrypt=$1: mount" "status 0" "a failure"
+		return 1
+	fi
+	cp "$text" "$mnt/text" && "$tierctl" reclaim "$mnt" all >/dev/null ||
+		{ fail "encrypt=$1: write and evict" "exit 0" "$?"; return 1; }
+	fd=$(swap_fd "$swapdir")
+	[ -n "$fd" ] || { fail "encrypt=$1: swap file" "a daemon fd in $swapdir" "none"; return 1; }
+	stored=$(stat_of stored_pages)
+	[ "${stored:-0}" -ge 1500 ] || { fail "encrypt=$1: evicted" ">= 1500 pages" "$stored"; return 1; }
+	ok "encrypt=$1: $stored pages in $fd -> $(readlink "$fd")"
+}
+
+if mount_evicted off; then
+	n=$(grep -c -a tierfs-swap-marker "$fd")
+	[ "$n" -gt 0 ] && ok "encrypt=off: text in the swap file ($n lines)" ||
+		fail "encrypt=off: text in the swap file" "> 0 lines" "$n"
+	[ "$(md5 "$mnt/text")" = "$want" ] && ok "encrypt=off: read back" ||
+		fail "encrypt=off: read back" "$want" "$(md5 "$mnt/text")"
+	fusermount3 -u "$mnt"
+fi
+
+if mount_evicted on; then
+	n=$(grep -c -a tierfs-swap-marker "$fd")
+	[ "$n" -eq 0 ] && ok "encrypt=on: no text in the swap file" ||
+		fail "encrypt=on: text in the swap file" "0 lines" "$n"
+	# A few bytes in three pages of the middle of the data.
+	for off in 1048676 3145828 5243000; do
+		printf 'XXXXXXXX' | dd of="$fd" bs=1 seek=$off conv=notrunc status=none
+	done
+	# Page by page, so that one bad page fails one read.
+	# shellcheck disable=SC2046
+	set -- $(python3 - "$mnt/text" <<'PY'
+import os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+bad = reads = 0
+for off in range(0, os.fstat(fd).st_size, 4096):
+    reads += 1
+    try:
+        os.pread(fd, 4096, off)
+    except OSError as e:
+        bad += e.errno == 5
+print(bad, reads)
+PY
+)
+	nr_bad=${1:-0}
+	[ "$nr_bad" -ge 1 ] && [ "$nr_bad" -le 3 ] && ok "encrypt=on: $nr_bad of ${2:-?} reads fail with EIO" ||
+		fail "encrypt=on: reads failing with EIO" "1 to 3" "$nr_bad"
+	errors=$(stat_of load_errors)
+	[ "${errors:-0}" -ge "$nr_bad" ] && ok "encrypt=on: load_errors $errors" ||
+		fail "encrypt=on: load_errors" ">= $nr_bad" "${errors:-none}"
+	if "$tierctl" stats "$mnt" --json | grep -q '"decrypt_errors"'; then
+		errors=$(stat_of decrypt_errors)
+		[ "${errors:-0}" -ge "$nr_bad" ] && ok "encrypt=on: decrypt_errors $errors" ||
+			fail "encrypt=on: decrypt_errors" ">= $nr_bad" "${errors:-none}"
+	fi
+	echo still >"$mnt/other" && [ "$(cat "$mnt/other")" = still ] && stat "$mnt/text" >/dev/null &&
+		ok "encrypt=on: the mount stays up" || fail "encrypt=on: the mount" "up" "down"
+	fusermount3 -u "$mnt"
+fi
+
+finish
