@@ -17,6 +17,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
 #include "tierfs/ctl.h"
@@ -226,94 +228,176 @@ static void format_bytes(uint64_t v, char *out, size_t size)
 		snprintf(out, size, "%" PRIu64 " B", v);
 }
 
-static void render(const struct stat_item *it, int n, bool is_json, char *buf, size_t size,
-		   size_t *len)
+static void render_text(const struct stat_item *it, int n, char *buf, size_t size, size_t *len)
 {
 	const char *group = NULL;
+	char human[32];
 
-	if (is_json)
-		put(buf, size, len, "{");
 	for (int i = 0; i < n; i++) {
-		bool opens = it[i].group && (!group || strcmp(group, it[i].group));
-		bool closes = group && (!it[i].group || opens);
+		const char *indent = it[i].group ? "  " : "";
 
-		if (is_json) {
-			if (closes)
-				put(buf, size, len, "}");
-			put(buf, size, len, "%s", i ? "," : "");
-			if (opens)
-				put(buf, size, len, "\"%s\":{", it[i].group);
-			if (it[i].unit == UNIT_STRING)
-				put(buf, size, len, "\"%s\":\"%s\"", it[i].key, it[i].str);
-			else if (it[i].unit == UNIT_RATIO)
-				put(buf, size, len, "\"%s\":%" PRIu64 ".%03" PRIu64, it[i].key,
-				    it[i].value / 1000, it[i].value % 1000);
-			else
-				put(buf, size, len, "\"%s\":%" PRIu64, it[i].key, it[i].value);
-		} else {
-			char human[32];
-
-			if (opens)
-				put(buf, size, len, "%s:\n", it[i].group);
-			if (it[i].unit == UNIT_BYTES || it[i].unit == UNIT_STRING) {
-				if (it[i].unit == UNIT_BYTES)
-					format_bytes(it[i].value, human, sizeof(human));
-				put(buf, size, len, "%s%-20s %s\n", it[i].group ? "  " : "",
-				    it[i].key, it[i].unit == UNIT_STRING ? it[i].str : human);
-			} else if (it[i].unit == UNIT_RATIO) {
-				put(buf, size, len, "%s%-20s %" PRIu64 ".%02" PRIu64 "\n",
-				    it[i].group ? "  " : "", it[i].key, it[i].value / 1000,
-				    it[i].value % 1000 / 10);
-			} else {
-				put(buf, size, len, "%s%-20s %" PRIu64 "\n",
-				    it[i].group ? "  " : "", it[i].key, it[i].value);
-			}
-		}
+		if (it[i].group && (!group || strcmp(group, it[i].group)))
+			put(buf, size, len, "%s:\n", it[i].group);
 		group = it[i].group;
+		if (it[i].unit == UNIT_BYTES) {
+			format_bytes(it[i].value, human, sizeof(human));
+			put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, human);
+		} else if (it[i].unit == UNIT_STRING) {
+			put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, it[i].str);
+		} else if (it[i].unit == UNIT_RATIO) {
+			put(buf, size, len, "%s%-20s %" PRIu64 ".%02" PRIu64 "\n", indent,
+			    it[i].key, it[i].value / 1000, it[i].value % 1000 / 10);
+		} else {
+			put(buf, size, len, "%s%-20s %" PRIu64 "\n", indent, it[i].key,
+			    it[i].value);
+		}
 	}
-	if (is_json && group)
-		put(buf, size, len, "}");
 }
 
-/* One line or object per tenant, the root lists first. */
-static void render_tenant(const struct lru_lists *ls, const char *path, const char *source,
-			  bool is_json, char *buf, size_t size, size_t *len)
+/* jansson's integers are signed: a count past INT64_MAX shows as INT64_MAX. */
+static json_t *json_u64(uint64_t v)
 {
-	uint64_t resident = atomic_load(&ls->nr_resident) * PAGE_SIZE;
-	uint64_t swapped = atomic_load(&ls->nr_swapped) * PAGE_SIZE;
+	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+/*
+ * A string as JSON text, whatever bytes it holds: jansson takes UTF-8
+ * only, and a cgroup name may be any bytes, so others become '?'.
+ */
+static json_t *json_text(const char *s)
+{
+	json_t *v = json_string(s);
+	char *copy;
+
+	if (v)
+		return v;
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	for (char *c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	v = json_string(copy);
+	free(copy);
+	return v;
+}
+
+/* Steals value; a NULL value (out of memory) leaves the key out. */
+static int json_put(json_t *obj, const char *key, json_t *value)
+{
+	return value ? json_object_set_new(obj, key, value) : -1;
+}
+
+static json_t *stats_json(const struct stat_item *it, int n)
+{
+	json_t *root = json_object(), *group = NULL;
+	const char *group_name = NULL;
+
+	if (!root)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		json_t *obj = root, *value;
+
+		if (it[i].group) {
+			if (!group_name || strcmp(group_name, it[i].group)) {
+				group = json_object();
+				if (json_put(root, it[i].group, group))
+					goto free_root;
+				group_name = it[i].group;
+			}
+			obj = group;
+		}
+		if (it[i].unit == UNIT_STRING)
+			value = json_text(it[i].str);
+		else if (it[i].unit == UNIT_RATIO)
+			value = json_real((double)it[i].value / 1000);
+		else
+			value = json_u64(it[i].value);
+		if (json_put(obj, it[i].key, value))
+			goto free_root;
+	}
+	return root;
+
+free_root:
+	json_decref(root);
+	return NULL;
+}
+
+static json_t *tenant_json(const struct lru_lists *ls, const char *path, const char *source)
+{
+	return json_pack("{s:o?,s:o?,s:o?,s:o?,s:o?}", "path", json_text(path), "resident_bytes",
+			 json_u64(atomic_load(&ls->nr_resident) * PAGE_SIZE), "swapped_bytes",
+			 json_u64(atomic_load(&ls->nr_swapped) * PAGE_SIZE), "limit_bytes",
+			 json_u64(atomic_load(&ls->limit_pages) * PAGE_SIZE), "source",
+			 json_text(source));
+}
+
+static void tenant_text(const struct lru_lists *ls, const char *path, const char *source,
+			char *buf, size_t size, size_t *len)
+{
 	uint64_t limit = atomic_load(&ls->limit_pages) * PAGE_SIZE;
 	char r[32], w[32], l[32];
 
-	if (is_json) {
-		put(buf, size, len,
-		    "{\"path\":\"%s\",\"resident_bytes\":%" PRIu64 ",\"swapped_bytes\":%" PRIu64
-		    ",\"limit_bytes\":%" PRIu64 ",\"source\":\"%s\"}",
-		    path, resident, swapped, limit, source);
-		return;
-	}
-	format_bytes(resident, r, sizeof(r));
-	format_bytes(swapped, w, sizeof(w));
+	format_bytes(atomic_load(&ls->nr_resident) * PAGE_SIZE, r, sizeof(r));
+	format_bytes(atomic_load(&ls->nr_swapped) * PAGE_SIZE, w, sizeof(w));
 	format_bytes(limit, l, sizeof(l));
 	put(buf, size, len, "  %-30s resident %s, swapped %s, limit %s (%s)\n", path, r, w,
 	    limit ? l : "none", source);
 }
 
-static void render_tenants(struct tierfs *fs, bool is_json, char *buf, size_t size, size_t *len)
+/* One line or object per tenant, the root lists first; into cgroups if JSON. */
+static void render_tenants(struct tierfs *fs, json_t *cgroups, char *buf, size_t size,
+			   size_t *len)
 {
 	struct tenants *t = &fs->tenants;
+	const char *root_source = "root: files of no tenant";
 
-	put(buf, size, len, is_json ? ",\"cgroups\":[" : "cgroups:\n");
-	render_tenant(&fs->data.lru.root, "/", "root: files of no tenant", is_json, buf, size, len);
+	if (cgroups)
+		json_array_append_new(cgroups, tenant_json(&fs->data.lru.root, "/", root_source));
+	else
+		tenant_text(&fs->data.lru.root, "/", root_source, buf, size, len);
 	pthread_mutex_lock(&t->lock);
 	for (unsigned int i = 0; i < t->nr; i++) {
-		if (is_json)
-			put(buf, size, len, ",");
-		render_tenant(&t->all[i]->lists, t->all[i]->path, t->all[i]->source, is_json, buf,
-			      size, len);
+		struct tenant *tn = t->all[i];
+
+		if (cgroups)
+			json_array_append_new(cgroups,
+					      tenant_json(&tn->lists, tn->path, tn->source));
+		else
+			tenant_text(&tn->lists, tn->path, tn->source, buf, size, len);
 	}
 	pthread_mutex_unlock(&t->lock);
-	if (is_json)
-		put(buf, size, len, "]");
+}
+
+/*
+ * "stats json": built as a jansson tree, so every key and string is
+ * escaped whatever a cgroup is named; -ENOMEM if it could not be built.
+ */
+static int render_json(struct tierfs *fs, const struct stat_item *it, int n, char *buf,
+		       size_t size, size_t *len)
+{
+	json_t *root = stats_json(it, n), *cgroups = NULL;
+	char *text;
+
+	if (root && fs->data.backend) {
+		cgroups = json_array();
+		if (json_put(root, "cgroups", cgroups))
+			goto free_root;
+		render_tenants(fs, cgroups, NULL, 0, NULL);
+	}
+	text = root ? json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+	if (!text)
+		goto free_root;
+	put(buf, size, len, "%s\n", text);
+	free(text);
+	json_decref(root);
+	return 0;
+
+free_root:
+	json_decref(root);
+	*len = 0;
+	put(buf, size, len, "error: stats: out of memory\n");
+	return -ENOMEM;
 }
 
 /* Changes are for root and the mount's owner only. */
@@ -534,18 +618,18 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 {
 	struct stat_item items[NR_STAT_ITEMS];
 	size_t len = 0;
-	bool is_json;
 	int n;
 
 	if (!strcmp(request, "stats") || !strcmp(request, "stats json")) {
 		n = collect_stats(fs, items);
 		put(buf, size, &len, "ok\n");
-		is_json = !strcmp(request, "stats json");
-		render(items, n, is_json, buf, size, &len);
-		if (fs->data.backend)
-			render_tenants(fs, is_json, buf, size, &len);
-		if (is_json)
-			put(buf, size, &len, "}\n");
+		if (!strcmp(request, "stats json"))
+			return render_json(fs, items, n, buf, size, &len);
+		render_text(items, n, buf, size, &len);
+		if (fs->data.backend) {
+			put(buf, size, &len, "cgroups:\n");
+			render_tenants(fs, NULL, buf, size, &len);
+		}
 		return 0;
 	}
 	if (!strncmp(request, "set", 3) && (request[3] == ' ' || !request[3])) {

@@ -2,8 +2,9 @@
 /*
  * Unit tests of the control requests, answered in memory by ctl_handle() on
  * a filesystem set up with tierfs_init(): "stats", "stats json" (one JSON
- * object with the documented keys and values), unknown requests, and a
- * reply buffer too small for the reply.
+ * object with the documented keys and values, escaped whatever a tenant
+ * cgroup is named), unknown requests, who may change what, and a reply
+ * buffer too small for the reply.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -451,6 +452,35 @@ static void test_remount(struct tierfs *fs)
 	CHECK_EQ(256, fs->data.max_pages);
 }
 
+/* Tenant paths with quotes, backslashes and control bytes stay strings. */
+static void test_json_escaping(struct tierfs *fs)
+{
+	static const char *const paths[] = { "/rel\"q", "/x\",\"y\":\"", "/back\\slash\\",
+					     "/tab\tnl\x01", "/caf\xc3\xa9", "/bad\xff" };
+	static char buf[CTL_REPLY_MAX];
+	char request[256];
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		check_set_context("cgroup \"%s\"", paths[i]);
+		snprintf(request, sizeof(request), "set cgroup=%s mem=4k", paths[i]);
+		CHECK_EQ(0, ctl_handle(fs, request, 0, buf, sizeof(buf)));
+		CHECK_EQ(0, ctl_handle(fs, "stats json", 0, buf, sizeof(buf)));
+		if (!CHECK(json_is_one_object(buf + 3)))
+			printf("     reply: \"%.400s\"\n", strstr(buf, "\"cgroups\"") ?: buf);
+		/* The injection of '/x","y":"' adds no key. */
+		CHECK(json_find(buf + 3, NULL, "y") == NULL);
+	}
+	check_clear_context();
+	CHECK(strstr(buf, "\"path\":\"/rel\\\"q\"") != NULL);
+	CHECK(strstr(buf, "\"path\":\"/x\\\",\\\"y\\\":\\\"\"") != NULL);
+	CHECK(strstr(buf, "\"path\":\"/caf\xc3\xa9\"") != NULL);
+	CHECK(strstr(buf, "\"path\":\"/bad?\"") != NULL);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		snprintf(request, sizeof(request), "set cgroup=%s", paths[i]);
+		ctl_handle(fs, request, 0, buf, sizeof(buf));
+	}
+}
+
 /* A reply buffer too small: NUL-terminated, nothing written past it. */
 static void test_small_buffer(struct tierfs *fs)
 {
@@ -512,6 +542,7 @@ int main(void)
 	test_set_values(&fs);
 	test_set_limits(&fs);
 	test_remount(&fs);
+	test_json_escaping(&fs);
 	test_small_buffer(&fs);
 	tierfs_destroy(&fs);
 	return check_done("ctl");
