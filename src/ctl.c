@@ -400,10 +400,16 @@ free_root:
 	return -ENOMEM;
 }
 
-/* Changes are for root and the mount's owner only. */
-static bool may_change(struct tierfs *fs, uid_t peer_uid)
+/*
+ * Changes are for root and the user who mounted, whom the daemon runs as
+ * (fusermount3 mounts for its caller).  Not the root directory's uid=:
+ * that hands out a directory, as on tmpfs, not the daemon's budget; in a
+ * container set-up the container user owns the root but must not lift
+ * mem= or memlimit=.
+ */
+static bool may_change(uid_t peer_uid)
 {
-	return peer_uid == 0 || peer_uid == fs->opts.uid;
+	return peer_uid == 0 || peer_uid == geteuid();
 }
 
 /*
@@ -633,25 +639,25 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 		return 0;
 	}
 	if (!strncmp(request, "set", 3) && (request[3] == ' ' || !request[3])) {
-		if (!may_change(fs, peer_uid)) {
+		if (!may_change(peer_uid)) {
 			snprintf(buf, size,
-				 "error: set: permission denied (root or the mount's owner)\n");
+				 "error: set: permission denied (root or the user who mounted)\n");
 			return -EPERM;
 		}
 		return handle_set(fs, "set", request + 3, buf, size);
 	}
 	if (!strncmp(request, "remount ", 8)) {
-		if (!may_change(fs, peer_uid)) {
+		if (!may_change(peer_uid)) {
 			snprintf(buf, size,
-				 "error: remount: permission denied (root or the mount's owner)\n");
+				 "error: remount: permission denied (root or the user who mounted)\n");
 			return -EPERM;
 		}
 		return handle_remount(fs, request + 8, buf, size);
 	}
 	if (!strncmp(request, "drain", 5) && (request[5] == ' ' || !request[5])) {
-		if (strcmp(request, "drain status") && !may_change(fs, peer_uid)) {
+		if (strcmp(request, "drain status") && !may_change(peer_uid)) {
 			snprintf(buf, size,
-				 "error: drain: permission denied (root or the mount's owner)\n");
+				 "error: drain: permission denied (root or the user who mounted)\n");
 			return -EPERM;
 		}
 		return handle_drain(fs, request[5] ? request + 6 : "", buf, size);
@@ -659,9 +665,9 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 	if (!strncmp(request, "reclaim ", 8)) {
 		uint64_t bytes = UINT64_MAX, freed;
 
-		if (!may_change(fs, peer_uid)) {
+		if (!may_change(peer_uid)) {
 			snprintf(buf, size,
-				 "error: reclaim: permission denied (root or the mount's owner)\n");
+				 "error: reclaim: permission denied (root or the user who mounted)\n");
 			return -EPERM;
 		}
 		if (!fs->data.backend) {

@@ -363,7 +363,7 @@ static const struct command commands[] = {
 	  "  requests; --json prints one JSON object, for scripts.  Anyone may read them.\n" },
 	{ "reclaim", cmd_reclaim, "tierctl reclaim MOUNTPOINT SIZE|all",
 	  "  Evict SIZE bytes (" OPTIONS_SUFFIXES " suffix) or all resident pages to the\n"
-	  "  backend now.  Root or the mount's owner only.\n" },
+	  "  backend now.  Root or the user who mounted only.\n" },
 	{ "set", cmd_set, "tierctl set MOUNTPOINT KEY=VALUE...",
 	  "  Change settings of the running daemon, all or none, and print them all:\n"
 	  "    size=SIZE       file data limit (" OPTIONS_SUFFIXES " suffix or N% of RAM); 0 =\n"
@@ -375,12 +375,12 @@ static const struct command commands[] = {
 	  "    readahead=auto|direct|cluster|vma   what a swap-in brings back\n"
 	  "    cgroup=PATH [mem=SIZE]  a tenant cgroup's resident share instead\n"
 	  "                    (without mem=: back to cg_share=)\n"
-	  "  Root or the mount's owner only.\n" },
+	  "  Root or the user who mounted only.\n" },
 	{ "drain", cmd_drain, "tierctl drain MOUNTPOINT [--to memory]",
 	  "  Bring every swapped page back to memory, showing progress.  Refused\n"
 	  "  when the data does not fit in the budget (raise it with tierctl set).\n"
 	  "  Ctrl-C stops it after the current batch, losing nothing (exit 130).\n"
-	  "  Root or the mount's owner only.\n" },
+	  "  Root or the user who mounted only.\n" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -31,8 +31,9 @@ void ctl_server_stop(struct ctl_server *srv);
  * NUL-terminated reply to buf.  The first reply line is "ok" or "error:
  * ...".  Requests: "stats", "stats json", "drain status" (anyone); "set
  * KEY=VALUE...", "remount OPTION,OPTION...", "reclaim SIZE|all", "drain
- * start|stop" (root or the mount's owner).  Returns 0 or -errno (also
- * described in the reply).
+ * start|stop" (root or the user the daemon runs as, who mounted; never
+ * the root directory's uid=).  Returns 0 or -errno (also described in
+ * the reply).
  */
 int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf, size_t size);
 

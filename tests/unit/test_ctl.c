@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tierfs/ctl.h"
 #include "tierfs/fs.h"
@@ -481,6 +482,32 @@ static void test_json_escaping(struct tierfs *fs)
 	}
 }
 
+/*
+ * Changes are for root and the user the daemon runs as; the root
+ * directory's uid= gives a directory, not the daemon's settings.
+ */
+static void test_authority(struct tierfs *fs)
+{
+	static const char *const changes[] = { "set mem=100%", "set memlimit=0", "reclaim all",
+					       "drain start", "drain stop", "remount size=2m" };
+	uid_t owner = fs->opts.uid, other = geteuid() == 12345 ? 12346 : 12345;
+	uint64_t mem_cap = fs->data.mem_cap_pages;
+	static char buf[CTL_REPLY_MAX];
+
+	fs->opts.uid = other;
+	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
+		check_set_context("\"%s\" from the root directory's uid=", changes[i]);
+		CHECK_EQ(-EPERM, ctl_handle(fs, changes[i], other, buf, sizeof(buf)));
+		CHECK(strstr(buf, "permission denied") != NULL);
+	}
+	check_clear_context();
+	CHECK_EQ(mem_cap, fs->data.mem_cap_pages);
+	CHECK_EQ(0, ctl_handle(fs, "stats", other, buf, sizeof(buf)));
+	CHECK_EQ(0, ctl_handle(fs, "drain status", other, buf, sizeof(buf)));
+	CHECK_EQ(0, ctl_handle(fs, "set mem=64m", geteuid(), buf, sizeof(buf)));
+	fs->opts.uid = owner;
+}
+
 /* A reply buffer too small: NUL-terminated, nothing written past it. */
 static void test_small_buffer(struct tierfs *fs)
 {
@@ -543,6 +570,7 @@ int main(void)
 	test_set_limits(&fs);
 	test_remount(&fs);
 	test_json_escaping(&fs);
+	test_authority(&fs);
 	test_small_buffer(&fs);
 	tierfs_destroy(&fs);
 	return check_done("ctl");
