@@ -1409,7 +1409,7 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 	uint64_t deadline = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
 	char(*names)[108] = NULL;
 	struct ctl_mount m;
-	unsigned int nr;
+	unsigned int nr, nr_seen = 0;
 	int err, fd = -EPERM;
 
 	buf[0] = '\0';
@@ -1422,6 +1422,7 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 	do {
 		bool is_busy = false;
 
+		nr_seen = 0;
 		free(names);
 		err = list_candidates(m.dev, &names, &nr);
 		if (err)
@@ -1429,14 +1430,16 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 		for (unsigned int i = 0; i < nr && fd < 0; i++) {
 			fd = connect_verified(names[i], &m);
 			is_busy |= fd == -EAGAIN;
+			nr_seen += fd != -EPERM && fd != -ECONNREFUSED;
 		}
 		if (fd >= 0 || !is_busy)
 			break;
 		poll(NULL, 0, 20);
 	} while (now_ms() < deadline);
 	free(names);
+	/* A tierfs mount, but no daemon of its own listens, or it is stuck. */
 	if (fd < 0)
-		return -ETIMEDOUT; /* a tierfs mount, but no daemon of its own answers */
+		return nr_seen ? -ETIMEDOUT : -ECONNREFUSED;
 	err = exchange(fd, request, deadline, buf, size);
 	close(fd);
 	if (err)

@@ -74,6 +74,9 @@ static int ask(const char *mnt, const char *request)
 			"dead?)\n",
 			mnt, timeout_ms / 1000, timeout_ms % 1000 / 100);
 		return EXIT_NO_ANSWER;
+	case -ECONNREFUSED:
+		fprintf(stderr, "tierctl: %s: daemon not answering (none listens: killed?)\n", mnt);
+		return EXIT_NO_ANSWER;
 	case -ENOENT:
 	case -ENOTDIR:
 		fprintf(stderr, "tierctl: %s: %s\n", mnt, strerror(-err));

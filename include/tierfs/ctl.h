@@ -67,8 +67,9 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
  * Send request to the daemon serving the filesystem that holds path and
  * wait up to timeout_ms for the whole exchange; the reply (without the
  * status line) goes to buf.  Returns 0; -ENOTCONN when path is on no
- * tierfs mount; -ETIMEDOUT when it is, but no daemon of that mount
- * answered in time (stopped, dead, or every listener an impostor);
+ * tierfs mount; -ECONNREFUSED when it is, but no daemon of that mount
+ * listens (killed, or every listener an impostor); -ETIMEDOUT when its
+ * daemon did not answer in time (stopped, or stuck);
  * -EPROTO with the daemon's error text in buf; -EINTR if a signal cut
  * the wait short; or another -errno (-ENOENT: no such path).
  */
