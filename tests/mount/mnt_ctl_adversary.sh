@@ -33,6 +33,7 @@ pids=""
 
 stop_clients() {
 	for p in $pids; do kill "$p" 2>/dev/null; done
+	for p in $pids; do wait "$p" 2>/dev/null; done
 	pids=""
 }
 trap 'stop_clients; cleanup' EXIT
@@ -51,20 +52,23 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 # client [nobody] KIND ARGS...: start a hostile client, wait for "ready".
+# Started straight, not through a function, so that $! is the client
+# itself and its stderr is not the harness's, which would wait for it.
 client() {
-	run=""
-	if [ "$1" = nobody ]; then
-		run=as_nobody
-		shift
-	fi
-	fifo=$work/ready.$$.$#.$1
+	fifo=$work/ready.fifo
 	rm -f "$fifo"
 	mkfifo "$fifo"
-	$run "$python" "$work/clients.py" "$@" >"$fifo" &
+	if [ "$1" = nobody ]; then
+		shift
+		setpriv --reuid=65534 --regid=65534 --clear-groups \
+			"$python" "$work/clients.py" "$@" >"$fifo" 2>>"$work/clients.err" &
+	else
+		"$python" "$work/clients.py" "$@" >"$fifo" 2>>"$work/clients.err" &
+	fi
 	pids="$pids $!"
 	read -r line <"$fifo"
 	rm -f "$fifo"
-	[ "$line" = ready ] || fail "client $*" "ready" "'$line'"
+	[ "$line" = ready ] || fail "client $*" "ready" "'$line' ($(tail -n 1 "$work/clients.err"))"
 }
 
 # The pid of the daemon serving the mount at $mnt, from its socket name.
