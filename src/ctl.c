@@ -1,21 +1,30 @@
 // SPDX-License-Identifier: MIT
 /*
- * Control channel: an abstract Unix socket per mount, served by one thread.
- * Replies are built in memory first, so a slow or vanished client never
- * holds a lock of the filesystem.
+ * Control channel: the requests, the stats rendered through jansson, the
+ * server that answers them and the client that finds the daemon of a
+ * mount.  Replies are built in memory first, so a slow or vanished client
+ * never holds a lock of the filesystem.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
@@ -25,24 +34,16 @@
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
 
-struct ctl_server {
-	struct tierfs *fs;
-	int fd;
-	pthread_t thread;
-	atomic_bool stop;
+/* What the server let in and turned away, shown in the stats. */
+struct ctl_counters {
+	atomic_uint_fast64_t nr_connections;	/* accepted and served */
+	atomic_uint_fast64_t nr_refused_total;	/* CTL_CONN_MAX open already */
+	atomic_uint_fast64_t nr_refused_uid;	/* CTL_CONN_PER_UID of that uid open */
+	atomic_uint_fast64_t nr_timed_out;	/* no request line, or reply not read, in time */
+	atomic_uint_fast64_t nr_malformed;	/* too long, incomplete, or holding a NUL */
+	atomic_uint_fast64_t nr_queue_full;	/* CTL_QUEUE_MAX changes waiting already */
 };
 
-static socklen_t ctl_address(dev_t dev, struct sockaddr_un *sun)
-{
-	int len;
-
-	memset(sun, 0, sizeof(*sun));
-	sun->sun_family = AF_UNIX;
-	/* Abstract: a leading NUL, no file to clean up after a crash. */
-	len = snprintf(sun->sun_path + 1, sizeof(sun->sun_path) - 1, "tierfs/%u:%u", major(dev),
-		       minor(dev));
-	return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len);
-}
 
 enum stat_unit { UNIT_COUNT, UNIT_BYTES, UNIT_RATIO, UNIT_STRING };
 
@@ -86,7 +87,7 @@ static const char *mem_source(struct tierfs *fs, char *buf, size_t size)
 	return buf;
 }
 
-static int collect_stats(struct tierfs *fs, struct stat_item *it)
+static int collect_stats(struct tierfs *fs, struct ctl_counters *cc, struct stat_item *it)
 {
 	struct data_space *ds = &fs->data;
 	struct swap_counters *sw = &ds->swap;
@@ -187,6 +188,14 @@ static int collect_stats(struct tierfs *fs, struct stat_item *it)
 	} else {
 		STR("backend", "name", "none");
 	}
+	if (cc) {
+		ITEM("control", "connections", atomic_load(&cc->nr_connections), UNIT_COUNT);
+		ITEM("control", "refused_total", atomic_load(&cc->nr_refused_total), UNIT_COUNT);
+		ITEM("control", "refused_uid", atomic_load(&cc->nr_refused_uid), UNIT_COUNT);
+		ITEM("control", "timed_out", atomic_load(&cc->nr_timed_out), UNIT_COUNT);
+		ITEM("control", "malformed", atomic_load(&cc->nr_malformed), UNIT_COUNT);
+		ITEM("control", "queue_full", atomic_load(&cc->nr_queue_full), UNIT_COUNT);
+	}
 	ITEM("requests", "reads", atomic_load(&c->nr_reads), UNIT_COUNT);
 	ITEM("requests", "writes", atomic_load(&c->nr_writes), UNIT_COUNT);
 	ITEM("requests", "bytes_read", atomic_load(&c->bytes_read), UNIT_BYTES);
@@ -228,100 +237,188 @@ static void format_bytes(uint64_t v, char *out, size_t size)
 		snprintf(out, size, "%" PRIu64 " B", v);
 }
 
-static void render(const struct stat_item *it, int n, bool is_json, char *buf, size_t size,
-		   size_t *len)
+static void render_text(const struct stat_item *it, int n, char *buf, size_t size, size_t *len)
 {
 	const char *group = NULL;
+	char human[32];
 
-	if (is_json)
-		put(buf, size, len, "{");
 	for (int i = 0; i < n; i++) {
-		bool opens = it[i].group && (!group || strcmp(group, it[i].group));
-		bool closes = group && (!it[i].group || opens);
+		const char *indent = it[i].group ? "  " : "";
 
-		if (is_json) {
-			if (closes)
-				put(buf, size, len, "}");
-			put(buf, size, len, "%s", i ? "," : "");
-			if (opens)
-				put(buf, size, len, "\"%s\":{", it[i].group);
-			if (it[i].unit == UNIT_STRING)
-				put(buf, size, len, "\"%s\":\"%s\"", it[i].key, it[i].str);
-			else if (it[i].unit == UNIT_RATIO)
-				put(buf, size, len, "\"%s\":%" PRIu64 ".%03" PRIu64, it[i].key,
-				    it[i].value / 1000, it[i].value % 1000);
-			else
-				put(buf, size, len, "\"%s\":%" PRIu64, it[i].key, it[i].value);
-		} else {
-			char human[32];
-
-			if (opens)
-				put(buf, size, len, "%s:\n", it[i].group);
-			if (it[i].unit == UNIT_BYTES || it[i].unit == UNIT_STRING) {
-				if (it[i].unit == UNIT_BYTES)
-					format_bytes(it[i].value, human, sizeof(human));
-				put(buf, size, len, "%s%-20s %s\n", it[i].group ? "  " : "",
-				    it[i].key, it[i].unit == UNIT_STRING ? it[i].str : human);
-			} else if (it[i].unit == UNIT_RATIO) {
-				put(buf, size, len, "%s%-20s %" PRIu64 ".%02" PRIu64 "\n",
-				    it[i].group ? "  " : "", it[i].key, it[i].value / 1000,
-				    it[i].value % 1000 / 10);
-			} else {
-				put(buf, size, len, "%s%-20s %" PRIu64 "\n",
-				    it[i].group ? "  " : "", it[i].key, it[i].value);
-			}
-		}
+		if (it[i].group && (!group || strcmp(group, it[i].group)))
+			put(buf, size, len, "%s:\n", it[i].group);
 		group = it[i].group;
+		if (it[i].unit == UNIT_BYTES) {
+			format_bytes(it[i].value, human, sizeof(human));
+			put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, human);
+		} else if (it[i].unit == UNIT_STRING) {
+			put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, it[i].str);
+		} else if (it[i].unit == UNIT_RATIO) {
+			put(buf, size, len, "%s%-20s %" PRIu64 ".%02" PRIu64 "\n", indent,
+			    it[i].key, it[i].value / 1000, it[i].value % 1000 / 10);
+		} else {
+			put(buf, size, len, "%s%-20s %" PRIu64 "\n", indent, it[i].key,
+			    it[i].value);
+		}
 	}
-	if (is_json && group)
-		put(buf, size, len, "}");
 }
 
-/* One line or object per tenant, the root lists first. */
-static void render_tenant(const struct lru_lists *ls, const char *path, const char *source,
-			  bool is_json, char *buf, size_t size, size_t *len)
+/* jansson's integers are signed: a count past INT64_MAX shows as INT64_MAX. */
+static json_t *json_u64(uint64_t v)
 {
-	uint64_t resident = atomic_load(&ls->nr_resident) * PAGE_SIZE;
-	uint64_t swapped = atomic_load(&ls->nr_swapped) * PAGE_SIZE;
+	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+/*
+ * A string as JSON text, whatever bytes it holds: jansson takes UTF-8
+ * only, and a cgroup name may be any bytes, so others become '?'.
+ */
+static json_t *json_text(const char *s)
+{
+	json_t *v = json_string(s);
+	char *copy;
+
+	if (v)
+		return v;
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	for (char *c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	v = json_string(copy);
+	free(copy);
+	return v;
+}
+
+/* Steals value; a NULL value (out of memory) leaves the key out. */
+static int json_put(json_t *obj, const char *key, json_t *value)
+{
+	return value ? json_object_set_new(obj, key, value) : -1;
+}
+
+static json_t *stats_json(const struct stat_item *it, int n)
+{
+	json_t *root = json_object(), *group = NULL;
+	const char *group_name = NULL;
+
+	if (!root)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		json_t *obj = root, *value;
+
+		if (it[i].group) {
+			if (!group_name || strcmp(group_name, it[i].group)) {
+				group = json_object();
+				if (json_put(root, it[i].group, group))
+					goto free_root;
+				group_name = it[i].group;
+			}
+			obj = group;
+		}
+		if (it[i].unit == UNIT_STRING)
+			value = json_text(it[i].str);
+		else if (it[i].unit == UNIT_RATIO)
+			value = json_real((double)it[i].value / 1000);
+		else
+			value = json_u64(it[i].value);
+		if (json_put(obj, it[i].key, value))
+			goto free_root;
+	}
+	return root;
+
+free_root:
+	json_decref(root);
+	return NULL;
+}
+
+static json_t *tenant_json(const struct lru_lists *ls, const char *path, const char *source)
+{
+	return json_pack("{s:o?,s:o?,s:o?,s:o?,s:o?}", "path", json_text(path), "resident_bytes",
+			 json_u64(atomic_load(&ls->nr_resident) * PAGE_SIZE), "swapped_bytes",
+			 json_u64(atomic_load(&ls->nr_swapped) * PAGE_SIZE), "limit_bytes",
+			 json_u64(atomic_load(&ls->limit_pages) * PAGE_SIZE), "source",
+			 json_text(source));
+}
+
+static void tenant_text(const struct lru_lists *ls, const char *path, const char *source,
+			char *buf, size_t size, size_t *len)
+{
 	uint64_t limit = atomic_load(&ls->limit_pages) * PAGE_SIZE;
 	char r[32], w[32], l[32];
 
-	if (is_json) {
-		put(buf, size, len,
-		    "{\"path\":\"%s\",\"resident_bytes\":%" PRIu64 ",\"swapped_bytes\":%" PRIu64
-		    ",\"limit_bytes\":%" PRIu64 ",\"source\":\"%s\"}",
-		    path, resident, swapped, limit, source);
-		return;
-	}
-	format_bytes(resident, r, sizeof(r));
-	format_bytes(swapped, w, sizeof(w));
+	format_bytes(atomic_load(&ls->nr_resident) * PAGE_SIZE, r, sizeof(r));
+	format_bytes(atomic_load(&ls->nr_swapped) * PAGE_SIZE, w, sizeof(w));
 	format_bytes(limit, l, sizeof(l));
 	put(buf, size, len, "  %-30s resident %s, swapped %s, limit %s (%s)\n", path, r, w,
 	    limit ? l : "none", source);
 }
 
-static void render_tenants(struct tierfs *fs, bool is_json, char *buf, size_t size, size_t *len)
+/* One line or object per tenant, the root lists first; into cgroups if JSON. */
+static void render_tenants(struct tierfs *fs, json_t *cgroups, char *buf, size_t size,
+			   size_t *len)
 {
 	struct tenants *t = &fs->tenants;
+	const char *root_source = "root: files of no tenant";
 
-	put(buf, size, len, is_json ? ",\"cgroups\":[" : "cgroups:\n");
-	render_tenant(&fs->data.lru.root, "/", "root: files of no tenant", is_json, buf, size, len);
+	if (cgroups)
+		json_array_append_new(cgroups, tenant_json(&fs->data.lru.root, "/", root_source));
+	else
+		tenant_text(&fs->data.lru.root, "/", root_source, buf, size, len);
 	pthread_mutex_lock(&t->lock);
 	for (unsigned int i = 0; i < t->nr; i++) {
-		if (is_json)
-			put(buf, size, len, ",");
-		render_tenant(&t->all[i]->lists, t->all[i]->path, t->all[i]->source, is_json, buf,
-			      size, len);
+		struct tenant *tn = t->all[i];
+
+		if (cgroups)
+			json_array_append_new(cgroups,
+					      tenant_json(&tn->lists, tn->path, tn->source));
+		else
+			tenant_text(&tn->lists, tn->path, tn->source, buf, size, len);
 	}
 	pthread_mutex_unlock(&t->lock);
-	if (is_json)
-		put(buf, size, len, "]");
 }
 
-/* Changes are for root and the mount's owner only. */
-static bool may_change(struct tierfs *fs, uid_t peer_uid)
+/*
+ * "stats json": built as a jansson tree, so every key and string is
+ * escaped whatever a cgroup is named; -ENOMEM if it could not be built.
+ */
+static int render_json(struct tierfs *fs, const struct stat_item *it, int n, char *buf,
+		       size_t size, size_t *len)
 {
-	return peer_uid == 0 || peer_uid == fs->opts.uid;
+	json_t *root = stats_json(it, n), *cgroups = NULL;
+	char *text;
+
+	if (root && fs->data.backend) {
+		cgroups = json_array();
+		if (json_put(root, "cgroups", cgroups))
+			goto free_root;
+		render_tenants(fs, cgroups, NULL, 0, NULL);
+	}
+	text = root ? json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+	if (!text)
+		goto free_root;
+	put(buf, size, len, "%s\n", text);
+	free(text);
+	json_decref(root);
+	return 0;
+
+free_root:
+	json_decref(root);
+	*len = 0;
+	put(buf, size, len, "error: stats: out of memory\n");
+	return -ENOMEM;
+}
+
+/*
+ * Changes are for root and the user who mounted, whom the daemon runs as
+ * (fusermount3 mounts for its caller).  Not the root directory's uid=:
+ * that hands out a directory, as on tmpfs, not the daemon's budget; in a
+ * container set-up the container user owns the root but must not lift
+ * mem= or memlimit=.
+ */
+static bool may_change(uid_t peer_uid)
+{
+	return peer_uid == 0 || peer_uid == geteuid();
 }
 
 /*
@@ -532,44 +629,46 @@ static int handle_drain(struct tierfs *fs, const char *arg, char *buf, size_t si
 	return 0;
 }
 
-int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf, size_t size)
+/* ctl_handle(), with the server's counters in the stats when cc is set. */
+static int handle(struct tierfs *fs, struct ctl_counters *cc, const char *request,
+		  uid_t peer_uid, char *buf, size_t size)
 {
 	struct stat_item items[NR_STAT_ITEMS];
 	size_t len = 0;
-	bool is_json;
 	int n;
 
 	if (!strcmp(request, "stats") || !strcmp(request, "stats json")) {
-		n = collect_stats(fs, items);
+		n = collect_stats(fs, cc, items);
 		put(buf, size, &len, "ok\n");
-		is_json = !strcmp(request, "stats json");
-		render(items, n, is_json, buf, size, &len);
-		if (fs->data.backend)
-			render_tenants(fs, is_json, buf, size, &len);
-		if (is_json)
-			put(buf, size, &len, "}\n");
+		if (!strcmp(request, "stats json"))
+			return render_json(fs, items, n, buf, size, &len);
+		render_text(items, n, buf, size, &len);
+		if (fs->data.backend) {
+			put(buf, size, &len, "cgroups:\n");
+			render_tenants(fs, NULL, buf, size, &len);
+		}
 		return 0;
 	}
 	if (!strncmp(request, "set", 3) && (request[3] == ' ' || !request[3])) {
-		if (!may_change(fs, peer_uid)) {
+		if (!may_change(peer_uid)) {
 			snprintf(buf, size,
-				 "error: set: permission denied (root or the mount's owner)\n");
+				 "error: set: permission denied (root or the user who mounted)\n");
 			return -EPERM;
 		}
 		return handle_set(fs, "set", request + 3, buf, size);
 	}
 	if (!strncmp(request, "remount ", 8)) {
-		if (!may_change(fs, peer_uid)) {
+		if (!may_change(peer_uid)) {
 			snprintf(buf, size,
-				 "error: remount: permission denied (root or the mount's owner)\n");
+				 "error: remount: permission denied (root or the user who mounted)\n");
 			return -EPERM;
 		}
 		return handle_remount(fs, request + 8, buf, size);
 	}
 	if (!strncmp(request, "drain", 5) && (request[5] == ' ' || !request[5])) {
-		if (strcmp(request, "drain status") && !may_change(fs, peer_uid)) {
+		if (strcmp(request, "drain status") && !may_change(peer_uid)) {
 			snprintf(buf, size,
-				 "error: drain: permission denied (root or the mount's owner)\n");
+				 "error: drain: permission denied (root or the user who mounted)\n");
 			return -EPERM;
 		}
 		return handle_drain(fs, request[5] ? request + 6 : "", buf, size);
@@ -577,9 +676,9 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 	if (!strncmp(request, "reclaim ", 8)) {
 		uint64_t bytes = UINT64_MAX, freed;
 
-		if (!may_change(fs, peer_uid)) {
+		if (!may_change(peer_uid)) {
 			snprintf(buf, size,
-				 "error: reclaim: permission denied (root or the mount's owner)\n");
+				 "error: reclaim: permission denied (root or the user who mounted)\n");
 			return -EPERM;
 		}
 		if (!fs->data.backend) {
@@ -602,157 +701,418 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
 	return -EINVAL;
 }
 
-static void serve_one(struct ctl_server *srv, int fd)
+int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf, size_t size)
 {
-	struct timeval tv = { .tv_sec = 2 };
-	char req[CTL_REQUEST_MAX + 1];
-	char *reply = malloc(CTL_REPLY_MAX), *newline;
-	size_t len = 0;
-	ssize_t n;
-
-	if (!reply)
-		return;
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	while (len < CTL_REQUEST_MAX && !memchr(req, '\n', len)) {
-		n = read(fd, req + len, CTL_REQUEST_MAX - len);
-		if (n <= 0)
-			break;
-		len += (size_t)n;
-	}
-	req[len] = '\0';
-	newline = memchr(req, '\n', len);
-	if (!newline) {
-		snprintf(reply, CTL_REPLY_MAX, "error: request too long or incomplete\n");
-	} else if (memchr(req, '\0', (size_t)(newline - req))) {
-		snprintf(reply, CTL_REPLY_MAX, "error: request holds a NUL byte\n");
-	} else {
-		struct ucred cred;
-		socklen_t cred_len = sizeof(cred);
-
-		*newline = '\0';
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len))
-			cred.uid = (uid_t)-1; /* unknown: may read, not change */
-		ctl_handle(srv->fs, req, cred.uid, reply, CTL_REPLY_MAX);
-	}
-	for (size_t off = 0, total = strlen(reply); off < total; off += (size_t)n) {
-		n = send(fd, reply + off, total - off, MSG_NOSIGNAL);
-		if (n <= 0)
-			break;
-	}
-	free(reply);
+	return handle(fs, NULL, request, peer_uid, buf, size);
 }
 
-static void *serve(void *arg)
+/*
+ * The server: one thread polls every connection, so a client that sends
+ * slowly or not at all holds nothing but its own slot, and stop is one
+ * wake-up away.  Reads (stats, drain status) are answered on that thread;
+ * changes go one at a time to a worker, so a long reclaim delays neither
+ * the reads nor the loop, and two sets never interleave.
+ *
+ * Locking: lock protects queue, nr_queued and is_stopping.  A connection
+ * whose state is CONN_QUEUED belongs to the worker until it stores
+ * CONN_WRITING; every other state belongs to the loop.  Nothing is done
+ * under lock but moving pointers.
+ */
+enum conn_state { CONN_READING, CONN_QUEUED, CONN_WRITING };
+
+struct ctl_conn {
+	int fd;
+	uid_t uid;			/* SO_PEERCRED of the client */
+	atomic_int state;		/* enum conn_state */
+	uint64_t deadline_ms;		/* to send the line, then to read the reply */
+	size_t len;			/* of req */
+	char req[CTL_REQUEST_MAX + 1];
+	char *reply;			/* CTL_REPLY_MAX, NUL-terminated */
+	size_t reply_len, reply_off;
+};
+
+struct ctl_server {
+	struct tierfs *fs;
+	int listen_fd;
+	int wake_fd;			/* eventfd: stop, or the worker is done */
+	pthread_t loop, worker;
+	atomic_bool stop;
+	struct ctl_conn *conns[CTL_CONN_MAX]; /* the loop's alone */
+	unsigned int nr_conns;
+	pthread_mutex_t lock;
+	pthread_cond_t queued;		/* signalled with lock held */
+	struct ctl_conn *queue[CTL_QUEUE_MAX];
+	unsigned int nr_queued;
+	bool is_stopping;
+	struct ctl_counters counters;
+	char name[108];			/* the abstract name, without its NUL */
+};
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static void wake(int fd)
+{
+	uint64_t one = 1;
+
+	/* A full counter is a wake-up already pending. */
+	if (write(fd, &one, sizeof(one)) < 0)
+		return;
+}
+
+static void conn_free(struct ctl_conn *c)
+{
+	close(c->fd);
+	free(c->reply);
+	free(c);
+}
+
+/* Whose connections count against CTL_CONN_PER_UID: all but the trusted. */
+static bool is_capped(uid_t uid)
+{
+	return uid != 0 && uid != geteuid();
+}
+
+/* The reply is ready: the loop sends it, with a fresh deadline. */
+static void conn_reply_ready(struct ctl_conn *c)
+{
+	c->reply_len = strlen(c->reply);
+	c->reply_off = 0;
+	c->deadline_ms = now_ms() + CTL_IO_TIMEOUT_MS;
+	atomic_store(&c->state, CONN_WRITING);
+}
+
+static bool is_read_request(const char *req)
+{
+	return !strcmp(req, "stats") || !strcmp(req, "stats json") || !strcmp(req, "drain status");
+}
+
+/* A whole line (or its absence) is in: answer it here or hand it on. */
+static void conn_dispatch(struct ctl_server *srv, struct ctl_conn *c, bool is_eof)
+{
+	char *newline = memchr(c->req, '\n', c->len);
+	bool is_queued = false;
+
+	c->reply = malloc(CTL_REPLY_MAX);
+	if (!c->reply) {
+		c->reply = strdup("error: out of memory\n");
+		if (!c->reply) {
+			c->len = 0;
+			return; /* the deadline closes it */
+		}
+		goto ready;
+	}
+	if (!newline || memchr(c->req, '\0', (size_t)(newline - c->req))) {
+		atomic_fetch_add(&srv->counters.nr_malformed, 1);
+		snprintf(c->reply, CTL_REPLY_MAX, "error: %s\n",
+			 newline ? "request holds a NUL byte" :
+			 is_eof	 ? "request incomplete (no newline)" :
+				   "request too long");
+		goto ready;
+	}
+	*newline = '\0';
+	if (is_read_request(c->req)) {
+		handle(srv->fs, &srv->counters, c->req, c->uid, c->reply, CTL_REPLY_MAX);
+		goto ready;
+	}
+	pthread_mutex_lock(&srv->lock);
+	if (srv->nr_queued < CTL_QUEUE_MAX) {
+		atomic_store(&c->state, CONN_QUEUED);
+		srv->queue[srv->nr_queued++] = c;
+		pthread_cond_signal(&srv->queued);
+		is_queued = true;
+	}
+	pthread_mutex_unlock(&srv->lock);
+	if (is_queued)
+		return;
+	atomic_fetch_add(&srv->counters.nr_queue_full, 1);
+	snprintf(c->reply, CTL_REPLY_MAX, "error: busy: %d changes waiting already\n",
+		 CTL_QUEUE_MAX);
+ready:
+	conn_reply_ready(c);
+}
+
+/* Returns false when the connection is done with. */
+static bool conn_read(struct ctl_server *srv, struct ctl_conn *c)
+{
+	ssize_t n = read(c->fd, c->req + c->len, CTL_REQUEST_MAX - c->len);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR;
+	c->len += (size_t)n;
+	if (n && c->len < CTL_REQUEST_MAX && !memchr(c->req + c->len - (size_t)n, '\n', (size_t)n))
+		return true;
+	c->req[c->len] = '\0';
+	if (!n && !c->len)
+		return false; /* connected and went: nothing to answer */
+	conn_dispatch(srv, c, !n);
+	return c->reply != NULL;
+}
+
+static bool conn_write(struct ctl_conn *c)
+{
+	ssize_t n = send(c->fd, c->reply + c->reply_off, c->reply_len - c->reply_off,
+			 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (n < 0)
+		return errno == EAGAIN || errno == EINTR;
+	c->reply_off += (size_t)n;
+	return c->reply_off < c->reply_len;
+}
+
+static void accept_all(struct ctl_server *srv, uint64_t *paused_until)
+{
+	for (;;) {
+		struct ucred cred;
+		socklen_t cred_len = sizeof(cred);
+		struct ctl_conn *c;
+		unsigned int nr_same = 0;
+		int fd = accept4(srv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			/* Out of descriptors: leave the backlog be for a while, or spin. */
+			if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
+				*paused_until = now_ms() + 100;
+			return;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len))
+			cred.uid = (uid_t)-1; /* unknown: may read, not change */
+		for (unsigned int i = 0; i < srv->nr_conns; i++)
+			nr_same += srv->conns[i]->uid == cred.uid;
+		if (srv->nr_conns == CTL_CONN_MAX ||
+		    (is_capped(cred.uid) && nr_same >= CTL_CONN_PER_UID)) {
+			atomic_fetch_add(srv->nr_conns == CTL_CONN_MAX ?
+						 &srv->counters.nr_refused_total :
+						 &srv->counters.nr_refused_uid,
+					 1);
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		c->fd = fd;
+		c->uid = cred.uid;
+		c->deadline_ms = now_ms() + CTL_IO_TIMEOUT_MS;
+		atomic_store(&c->state, CONN_READING);
+		srv->conns[srv->nr_conns++] = c;
+		atomic_fetch_add(&srv->counters.nr_connections, 1);
+	}
+}
+
+static void *serve_loop(void *arg)
+{
+	struct ctl_server *srv = arg;
+	struct pollfd pfd[CTL_CONN_MAX + 2];
+	struct ctl_conn *polled[CTL_CONN_MAX];
+	uint64_t paused_until = 0;
+
+	while (!atomic_load(&srv->stop)) {
+		uint64_t now = now_ms(), next = now + 60 * 1000;
+		unsigned int nr = 0, nr_fds;
+
+		/* Past their deadline go; the rest are polled. */
+		for (unsigned int i = 0; i < srv->nr_conns;) {
+			struct ctl_conn *c = srv->conns[i];
+			int state = atomic_load(&c->state);
+
+			if (state != CONN_QUEUED && now >= c->deadline_ms) {
+				atomic_fetch_add(&srv->counters.nr_timed_out, 1);
+				conn_free(c);
+				srv->conns[i] = srv->conns[--srv->nr_conns];
+				continue;
+			}
+			if (state != CONN_QUEUED) {
+				if (c->deadline_ms < next)
+					next = c->deadline_ms;
+				pfd[2 + nr] = (struct pollfd){
+					.fd = c->fd,
+					.events = state == CONN_READING ? POLLIN : POLLOUT,
+				};
+				polled[nr++] = c;
+			}
+			i++;
+		}
+		pfd[0] = (struct pollfd){ .fd = srv->wake_fd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = now >= paused_until ? srv->listen_fd : -1,
+					  .events = POLLIN };
+		if (now < paused_until && paused_until < next)
+			next = paused_until;
+		nr_fds = 2 + nr;
+		if (poll(pfd, nr_fds, (int)(next - now)) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[0].revents) {
+			uint64_t v;
+
+			if (read(srv->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				break;
+		}
+		for (unsigned int i = 0; i < nr; i++) {
+			struct ctl_conn *c = polled[i];
+			bool is_live = true;
+
+			if (!pfd[2 + i].revents)
+				continue;
+			if (atomic_load(&c->state) == CONN_READING)
+				is_live = conn_read(srv, c);
+			else
+				is_live = conn_write(c);
+			if (is_live)
+				continue;
+			for (unsigned int j = 0; j < srv->nr_conns; j++) {
+				if (srv->conns[j] == c) {
+					srv->conns[j] = srv->conns[--srv->nr_conns];
+					break;
+				}
+			}
+			conn_free(c);
+		}
+		/* After the connections, so that a new one is not polled stale. */
+		if (pfd[1].revents)
+			accept_all(srv, &paused_until);
+	}
+	return NULL;
+}
+
+static void *serve_changes(void *arg)
 {
 	struct ctl_server *srv = arg;
 
-	while (!atomic_load(&srv->stop)) {
-		int fd = accept4(srv->fd, NULL, NULL, SOCK_CLOEXEC);
+	pthread_mutex_lock(&srv->lock);
+	for (;;) {
+		struct ctl_conn *c;
 
-		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED)
-				continue;
-			break; /* shut down */
-		}
-		serve_one(srv, fd);
-		close(fd);
+		while (!srv->nr_queued && !srv->is_stopping)
+			pthread_cond_wait(&srv->queued, &srv->lock);
+		if (srv->is_stopping)
+			break;
+		c = srv->queue[0];
+		memmove(srv->queue, srv->queue + 1, --srv->nr_queued * sizeof(srv->queue[0]));
+		pthread_mutex_unlock(&srv->lock);
+		handle(srv->fs, &srv->counters, c->req, c->uid, c->reply, CTL_REPLY_MAX);
+		conn_reply_ready(c);
+		wake(srv->wake_fd);
+		pthread_mutex_lock(&srv->lock);
 	}
+	pthread_mutex_unlock(&srv->lock);
 	return NULL;
+}
+
+/*
+ * Bind "tierfs/MAJ:MIN/PID/TOKEN": anyone may bind any abstract name, so
+ * the name only has to be found, not trusted (tierctl checks who listens).
+ * The random token makes it unguessable; a name taken anyway costs one
+ * more draw, never a wait.
+ */
+static int bind_name(struct ctl_server *srv, dev_t dev)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	int err = -EADDRINUSE;
+
+	for (int i = 0; i < 8 && err == -EADDRINUSE; i++) {
+		uint64_t token;
+		int len;
+
+		if (getrandom(&token, sizeof(token), 0) != sizeof(token))
+			return -errno;
+		len = snprintf(srv->name, sizeof(srv->name), "%s%u:%u/%d/%016" PRIx64,
+			       CTL_NAME_PREFIX, major(dev), minor(dev), (int)getpid(), token);
+		memcpy(sun.sun_path + 1, srv->name, (size_t)len);
+		err = bind(srv->listen_fd, (struct sockaddr *)&sun,
+			   (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)len)) ?
+			      -errno :
+			      0;
+	}
+	return err;
 }
 
 int ctl_server_start(struct tierfs *fs, dev_t dev, struct ctl_server **out)
 {
 	struct ctl_server *srv = calloc(1, sizeof(*srv));
-	struct sockaddr_un sun;
-	socklen_t sun_len = ctl_address(dev, &sun);
 	int err;
 
 	if (!srv)
 		return -ENOMEM;
 	srv->fs = fs;
-	srv->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (srv->fd < 0) {
+	pthread_mutex_init(&srv->lock, NULL);
+	pthread_cond_init(&srv->queued, NULL);
+	srv->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (srv->listen_fd < 0) {
 		err = -errno;
 		goto free_srv;
 	}
-	/*
-	 * A device number is reused as soon as a mount goes, while the daemon
-	 * that served it may still be shutting down with the name bound.
-	 */
-	for (int i = 0; bind(srv->fd, (struct sockaddr *)&sun, sun_len); i++) {
-		if (errno != EADDRINUSE || i == 50) {
-			err = -errno;
-			goto close_fd;
-		}
-		usleep(100 * 1000);
-	}
-	if (listen(srv->fd, 16)) {
+	srv->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (srv->wake_fd < 0) {
 		err = -errno;
-		goto close_fd;
+		goto close_listen;
 	}
-	err = -pthread_create(&srv->thread, NULL, serve, srv);
+	err = bind_name(srv, dev);
 	if (err)
-		goto close_fd;
+		goto close_wake;
+	if (listen(srv->listen_fd, 128)) {
+		err = -errno;
+		goto close_wake;
+	}
+	err = -pthread_create(&srv->worker, NULL, serve_changes, srv);
+	if (err)
+		goto close_wake;
+	err = -pthread_create(&srv->loop, NULL, serve_loop, srv);
+	if (err)
+		goto stop_worker;
 	*out = srv;
 	return 0;
 
-close_fd:
-	close(srv->fd);
+stop_worker:
+	pthread_mutex_lock(&srv->lock);
+	srv->is_stopping = true;
+	pthread_cond_signal(&srv->queued);
+	pthread_mutex_unlock(&srv->lock);
+	pthread_join(srv->worker, NULL);
+close_wake:
+	close(srv->wake_fd);
+close_listen:
+	close(srv->listen_fd);
 free_srv:
+	pthread_cond_destroy(&srv->queued);
+	pthread_mutex_destroy(&srv->lock);
 	free(srv);
 	return err;
+}
+
+const char *ctl_server_name(const struct ctl_server *srv)
+{
+	return srv->name;
 }
 
 void ctl_server_stop(struct ctl_server *srv)
 {
 	atomic_store(&srv->stop, true);
-	shutdown(srv->fd, SHUT_RDWR);
-	pthread_join(srv->thread, NULL);
-	close(srv->fd);
+	wake(srv->wake_fd);
+	pthread_join(srv->loop, NULL);
+	/* The name goes now, so a new mount's tierctl never finds this one. */
+	close(srv->listen_fd);
+	pthread_mutex_lock(&srv->lock);
+	srv->is_stopping = true;
+	pthread_cond_signal(&srv->queued);
+	pthread_mutex_unlock(&srv->lock);
+	/* A change under way finishes: it may hold the filesystem's locks. */
+	pthread_join(srv->worker, NULL);
+	for (unsigned int i = 0; i < srv->nr_conns; i++)
+		conn_free(srv->conns[i]);
+	close(srv->wake_fd);
+	pthread_cond_destroy(&srv->queued);
+	pthread_mutex_destroy(&srv->lock);
 	free(srv);
-}
-
-int ctl_request(const char *path, const char *request, char *buf, size_t size)
-{
-	struct sockaddr_un sun;
-	socklen_t sun_len;
-	struct stat st;
-	size_t len = 0;
-	ssize_t n;
-	int fd, err = 0;
-
-	if (stat(path, &st))
-		return -errno;
-	sun_len = ctl_address(st.st_dev, &sun);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;
-	if (connect(fd, (struct sockaddr *)&sun, sun_len)) {
-		err = errno == ECONNREFUSED || errno == ENOENT ? -ENOTCONN : -errno;
-		goto close_fd;
-	}
-	if (dprintf(fd, "%s\n", request) < 0) {
-		err = -errno;
-		goto close_fd;
-	}
-	while (len + 1 < size && (n = read(fd, buf + len, size - 1 - len)) > 0)
-		len += (size_t)n;
-	buf[len] = '\0';
-	/* Drop the status line: "ok", or keep the text after "error: ". */
-	if (!strncmp(buf, "ok\n", 3)) {
-		memmove(buf, buf + 3, len - 2);
-	} else {
-		size_t skip = strncmp(buf, "error: ", 7) ? 0 : 7;
-
-		len = strcspn(buf, "\n");
-		memmove(buf, buf + skip, len - skip);
-		buf[len - skip] = '\0';
-		err = -EPROTO;
-	}
-close_fd:
-	close(fd);
-	return err;
 }
 
 /* Undo mountinfo's octal escapes (\040 for a space) in place. */
@@ -771,24 +1131,325 @@ static void unescape(char *s)
 	*out = '\0';
 }
 
-int ctl_mount_dev(const char *mountpoint, dev_t *dev)
+/* Whether mountpoint is path or a directory above it. */
+static size_t covers(const char *mountpoint, const char *path)
+{
+	size_t len = strlen(mountpoint);
+
+	if (!strcmp(mountpoint, "/"))
+		return 1;
+	if (strncmp(mountpoint, path, len) || (path[len] && path[len] != '/'))
+		return 0;
+	return len + 1;
+}
+
+/*
+ * The mount that holds path, from /proc/self/mountinfo, which only the
+ * kernel writes: the longest mount point above it, the last (on top) of
+ * equals.  With is_exact, only a mount at path itself.
+ */
+static int find_mount(const char *path, bool is_exact, struct ctl_mount *m)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[8192], where[4096];
+	char line[8192], where[4096], fstype[256];
 	unsigned int maj, min;
-	bool found = false;
+	size_t best = 0;
 
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, where) != 3)
+		const char *sep = strstr(line, " - "), *uid;
+		size_t score;
+
+		if (!sep || sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, where) != 3 ||
+		    sscanf(sep, " - %255s", fstype) != 1)
 			continue;
 		unescape(where);
-		if (!strcmp(where, mountpoint) && strstr(line, " - fuse")) {
-			*dev = makedev(maj, min); /* the last one is on top */
-			found = true;
-		}
+		score = is_exact ? (strcmp(where, path) ? 0 : 1) : covers(where, path);
+		if (!score || score < best)
+			continue;
+		best = score;
+		m->dev = makedev(maj, min);
+		m->is_tierfs = !strcmp(fstype, "fuse.tierfs") || !strcmp(fstype, "fuseblk.tierfs");
+		uid = strstr(sep, ",user_id=");
+		if (!uid)
+			uid = strstr(sep, " user_id=");
+		m->owner = uid ? (uid_t)strtoul(uid + 9, NULL, 10) : 0;
 	}
 	fclose(f);
-	return found ? 0 : -ENOENT;
+	return best ? 0 : -ENOENT;
+}
+
+/*
+ * Without touching path itself where it can: a mount point whose daemon
+ * is stopped hangs every stat of it, and tierctl must tell that apart.
+ * So the parent is resolved and the name appended; only a path that is no
+ * mount point is resolved whole.
+ */
+int ctl_find_mount(const char *path, struct ctl_mount *m)
+{
+	char copy[PATH_MAX], parent[PATH_MAX], full[PATH_MAX];
+	char *slash, *base;
+	int len;
+
+	if (strlen(path) >= sizeof(copy))
+		return -ENAMETOOLONG;
+	strcpy(copy, path);
+	for (len = (int)strlen(copy); len > 1 && copy[len - 1] == '/'; len--)
+		copy[len - 1] = '\0';
+	slash = strrchr(copy, '/');
+	base = slash ? slash + 1 : copy;
+	if (slash == copy)
+		strcpy(parent, "/");
+	else if (slash)
+		*slash = '\0';
+	if (*base && strcmp(base, ".") && strcmp(base, "..") &&
+	    realpath(slash == copy ? "/" : slash ? copy : ".", parent)) {
+		len = snprintf(full, sizeof(full), "%s%s%s", parent, strcmp(parent, "/") ? "/" : "",
+			       base);
+		if (len < (int)sizeof(full) && !find_mount(full, true, m))
+			return 0;
+	}
+	if (!realpath(path, full))
+		return -errno;
+	return find_mount(full, false, m);
+}
+
+int ctl_mount_dev(const char *mountpoint, dev_t *dev)
+{
+	struct ctl_mount m;
+	int ret = find_mount(mountpoint, true, &m);
+
+	if (!ret)
+		*dev = m.dev;
+	return ret;
+}
+
+/* The names bound under "tierfs/MAJ:MIN/", from /proc/net/unix, into *out. */
+static int list_candidates(dev_t dev, char (**out)[108], unsigned int *nr)
+{
+	FILE *f = fopen("/proc/net/unix", "re");
+	char line[512], prefix[64], (*names)[108] = NULL;
+	unsigned int cap = 0;
+	int len;
+
+	*nr = 0;
+	if (!f)
+		return -errno;
+	len = snprintf(prefix, sizeof(prefix), "@%s%u:%u/", CTL_NAME_PREFIX, major(dev), minor(dev));
+	while (fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, '@');
+
+		if (!name || strncmp(name, prefix, (size_t)len))
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		if (strlen(name + 1) >= sizeof(names[0]))
+			continue;
+		if (*nr == cap) {
+			void *grown = realloc(names, (cap = cap ? cap * 2 : 8) * sizeof(names[0]));
+
+			if (!grown)
+				break;
+			names = grown;
+		}
+		strcpy(names[(*nr)++], name + 1);
+	}
+	fclose(f);
+	*out = names;
+	return 0;
+}
+
+/* Whether process pid holds /dev/fuse open; true where tierctl may not look. */
+static bool holds_fuse(pid_t pid)
+{
+	char dir[64], link[PATH_MAX + 64], target[64];
+	struct dirent *d;
+	bool is_found = false;
+	DIR *fds;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	fds = opendir(dir);
+	if (!fds)
+		return errno == EACCES || errno == EPERM;
+	while (!is_found && (d = readdir(fds))) {
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "%s/%s", dir, d->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			is_found = !strcmp(target, "/dev/fuse");
+		}
+	}
+	closedir(fds);
+	return is_found;
+}
+
+/*
+ * Connect to name and check who listens: root or the mount's owner (only
+ * they can run the daemon of this mount), the very process the name says,
+ * and, where tierctl may look, one that holds /dev/fuse.  Returns the
+ * socket, -EAGAIN if the listener's backlog is full (a stopped daemon),
+ * or -EPERM for an impostor.
+ */
+static int connect_verified(const char *name, const struct ctl_mount *m)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t len = strlen(name);
+	struct ucred cred;
+	socklen_t cred_len = sizeof(cred);
+	const char *pid_text = strrchr(name, ':');
+	long pid;
+	int fd, err;
+
+	pid_text = pid_text ? strchr(pid_text, '/') : NULL;
+	if (!pid_text)
+		return -EPERM;
+	pid = strtol(pid_text + 1, NULL, 10);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memcpy(sun.sun_path + 1, name, len);
+	if (connect(fd, (struct sockaddr *)&sun,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len))) {
+		err = -errno;
+		goto close_fd;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len)) {
+		err = -errno;
+		goto close_fd;
+	}
+	err = -EPERM;
+	if ((cred.uid != 0 && cred.uid != m->owner) || cred.pid != pid || !holds_fuse(cred.pid))
+		goto close_fd;
+	return fd;
+
+close_fd:
+	close(fd);
+	return err;
+}
+
+/* Wait for events on fd until deadline; -ETIMEDOUT past it. */
+static int wait_fd(int fd, short events, uint64_t deadline)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	uint64_t now;
+	int n;
+
+	for (;;) {
+		now = now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, (int)(deadline - now));
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n < 0)
+			return -EINTR;
+	}
+}
+
+/* One exchange on a verified socket; the raw reply to buf. */
+static int exchange(int fd, const char *request, uint64_t deadline, char *buf, size_t size)
+{
+	size_t req_len = strlen(request), off = 0, len = 0;
+	ssize_t n;
+	int err;
+
+	while (off <= req_len) {
+		const char *p = off < req_len ? request + off : "\n";
+		size_t todo = off < req_len ? req_len - off : 1;
+
+		n = send(fd, p, todo, MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN) {
+			err = wait_fd(fd, POLLOUT, deadline);
+			if (err)
+				return err;
+			continue;
+		}
+		if (n < 0)
+			return -errno;
+		off += (size_t)n;
+	}
+	for (;;) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0 && errno == EAGAIN) {
+			err = wait_fd(fd, POLLIN, deadline);
+			if (err)
+				return err;
+			continue;
+		}
+		if (n < 0)
+			return errno == ECONNRESET ? 0 : -errno;
+		if (!n || (len += (size_t)n) + 1 >= size)
+			break;
+	}
+	buf[len] = '\0';
+	return 0;
+}
+
+/* Drop the status line: "ok", or keep the text after "error: ". */
+static int strip_status(char *buf)
+{
+	size_t len = strlen(buf), skip;
+
+	if (!strncmp(buf, "ok\n", 3)) {
+		memmove(buf, buf + 3, len - 2);
+		return 0;
+	}
+	skip = strncmp(buf, "error: ", 7) ? 0 : 7;
+	len = strcspn(buf, "\n");
+	memmove(buf, buf + skip, len - skip);
+	buf[len - skip] = '\0';
+	return -EPROTO;
+}
+
+int ctl_request_timeout(const char *path, const char *request, int timeout_ms, char *buf,
+			size_t size)
+{
+	uint64_t deadline = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
+	char(*names)[108] = NULL;
+	struct ctl_mount m;
+	unsigned int nr, nr_seen = 0;
+	int err, fd = -EPERM;
+
+	buf[0] = '\0';
+	err = ctl_find_mount(path, &m);
+	if (err)
+		return err;
+	if (!m.is_tierfs)
+		return -ENOTCONN;
+	/* A stopped daemon's backlog fills: try it again until the deadline. */
+	do {
+		bool is_busy = false;
+
+		nr_seen = 0;
+		free(names);
+		err = list_candidates(m.dev, &names, &nr);
+		if (err)
+			return err;
+		for (unsigned int i = 0; i < nr && fd < 0; i++) {
+			fd = connect_verified(names[i], &m);
+			is_busy |= fd == -EAGAIN;
+			nr_seen += fd != -EPERM && fd != -ECONNREFUSED;
+		}
+		if (fd >= 0 || !is_busy)
+			break;
+		poll(NULL, 0, 20);
+	} while (now_ms() < deadline);
+	free(names);
+	/* A tierfs mount, but no daemon of its own listens, or it is stuck. */
+	if (fd < 0)
+		return nr_seen ? -ETIMEDOUT : -ECONNREFUSED;
+	err = exchange(fd, request, deadline, buf, size);
+	close(fd);
+	if (err)
+		return err == -EINTR ? -EINTR : err;
+	return strip_status(buf);
+}
+
+int ctl_request(const char *path, const char *request, char *buf, size_t size)
+{
+	return ctl_request_timeout(path, request, CTL_TIMEOUT_MS, buf, size);
 }

@@ -19,13 +19,15 @@
 enum {
 	EXIT_REFUSED = 1,	/* the daemon refused, or the request failed */
 	EXIT_USAGE = 2,		/* wrong arguments */
-	EXIT_NOT_TIERFS = 3,	/* no tierfs daemon answers for the path */
+	EXIT_NOT_TIERFS = 3,	/* the path is on no tierfs mount */
+	EXIT_NO_ANSWER = 4,	/* a tierfs mount whose daemon did not answer in time */
 	EXIT_INTERRUPTED = 130, /* drain stopped by SIGINT or SIGTERM */
 };
 
 #define EXIT_STATUS_HELP                                                            \
 	"exit status: 0 ok, 1 the daemon refused or the request failed, 2 usage,\n" \
-	"             3 not a tierfs mount (no daemon answers), 130 drain interrupted\n"
+	"             3 not a tierfs mount, 4 daemon not answering (stopped, dead, or\n" \
+	"             slower than --timeout), 130 drain interrupted\n"
 
 struct command {
 	const char *name;
@@ -35,6 +37,7 @@ struct command {
 };
 
 static char reply[CTL_REPLY_MAX];
+static int timeout_ms = CTL_TIMEOUT_MS; /* --timeout, for each exchange */
 static volatile sig_atomic_t nr_signals; /* SIGINT and SIGTERM seen by drain */
 
 static void on_signal(int sig)
@@ -57,14 +60,23 @@ static int ask(const char *mnt, const char *request)
 
 	do {
 		seen = nr_signals;
-		err = ctl_request(mnt, request, reply, sizeof(reply));
+		err = ctl_request_timeout(mnt, request, timeout_ms, reply, sizeof(reply));
 	} while (err && seen != nr_signals);
 	switch (err) {
 	case 0:
 		return 0;
 	case -ENOTCONN:
-		fprintf(stderr, "tierctl: %s: not a tierfs mount (no daemon answers)\n", mnt);
+		fprintf(stderr, "tierctl: %s: not a tierfs mount\n", mnt);
 		return EXIT_NOT_TIERFS;
+	case -ETIMEDOUT:
+		fprintf(stderr,
+			"tierctl: %s: daemon not answering (no reply within %d.%01d s; stopped or "
+			"dead?)\n",
+			mnt, timeout_ms / 1000, timeout_ms % 1000 / 100);
+		return EXIT_NO_ANSWER;
+	case -ECONNREFUSED:
+		fprintf(stderr, "tierctl: %s: daemon not answering (none listens: killed?)\n", mnt);
+		return EXIT_NO_ANSWER;
 	case -ENOENT:
 	case -ENOTDIR:
 		fprintf(stderr, "tierctl: %s: %s\n", mnt, strerror(-err));
@@ -363,7 +375,7 @@ static const struct command commands[] = {
 	  "  requests; --json prints one JSON object, for scripts.  Anyone may read them.\n" },
 	{ "reclaim", cmd_reclaim, "tierctl reclaim MOUNTPOINT SIZE|all",
 	  "  Evict SIZE bytes (" OPTIONS_SUFFIXES " suffix) or all resident pages to the\n"
-	  "  backend now.  Root or the mount's owner only.\n" },
+	  "  backend now.  Root or the user who mounted only.\n" },
 	{ "set", cmd_set, "tierctl set MOUNTPOINT KEY=VALUE...",
 	  "  Change settings of the running daemon, all or none, and print them all:\n"
 	  "    size=SIZE       file data limit (" OPTIONS_SUFFIXES " suffix or N% of RAM); 0 =\n"
@@ -375,12 +387,12 @@ static const struct command commands[] = {
 	  "    readahead=auto|direct|cluster|vma   what a swap-in brings back\n"
 	  "    cgroup=PATH [mem=SIZE]  a tenant cgroup's resident share instead\n"
 	  "                    (without mem=: back to cg_share=)\n"
-	  "  Root or the mount's owner only.\n" },
+	  "  Root or the user who mounted only.\n" },
 	{ "drain", cmd_drain, "tierctl drain MOUNTPOINT [--to memory]",
 	  "  Bring every swapped page back to memory, showing progress.  Refused\n"
 	  "  when the data does not fit in the budget (raise it with tierctl set).\n"
 	  "  Ctrl-C stops it after the current batch, losing nothing (exit 130).\n"
-	  "  Root or the mount's owner only.\n" },
+	  "  Root or the user who mounted only.\n" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -390,6 +402,7 @@ static void print_usage(FILE *f, bool is_full)
 	for (size_t i = 0; i < NR_COMMANDS; i++)
 		fprintf(f, "%s %s\n", i ? "      " : "usage:", commands[i].synopsis);
 	fputs("       tierctl [COMMAND] --help\n", f);
+	fputs("options: --timeout SECONDS  wait that long for the daemon (default 5)\n", f);
 	if (!is_full)
 		return;
 	fputs("\n", f);
@@ -403,6 +416,41 @@ static bool is_help(const char *arg)
 	return !strcmp(arg, "-h") || !strcmp(arg, "--help");
 }
 
+/*
+ * Take "--timeout SECONDS" (or "--timeout=SECONDS") out of argv, wherever
+ * it is.  Returns false, having said why, on a bad value.
+ */
+static bool take_timeout(int *argc, char **argv)
+{
+	for (int i = 1; i < *argc; i++) {
+		const char *value = NULL;
+		int nr_taken = 1;
+		double seconds;
+		char *end;
+
+		if (!strncmp(argv[i], "--timeout=", 10))
+			value = argv[i] + 10;
+		else if (!strcmp(argv[i], "--timeout") && i + 1 < *argc)
+			value = argv[i + 1], nr_taken = 2;
+		else if (!strcmp(argv[i], "--timeout"))
+			value = "";
+		if (!value)
+			continue;
+		seconds = strtod(value, &end);
+		if (!*value || *end || !(seconds > 0) || seconds > 86400) {
+			fprintf(stderr, "tierctl: --timeout: want seconds above 0, got '%s'\n",
+				value);
+			return false;
+		}
+		timeout_ms = (int)(seconds * 1000 + 0.5) ?: 1;
+		memmove(argv + i, argv + i + nr_taken,
+			(size_t)(*argc - i - nr_taken + 1) * sizeof(argv[0]));
+		*argc -= nr_taken;
+		i--;
+	}
+	return true;
+}
+
 int main(int argc, char **argv)
 {
 	const struct command *cmd = NULL;
@@ -410,6 +458,8 @@ int main(int argc, char **argv)
 
 	/* A daemon that goes away mid-request is an error to report, not a kill. */
 	signal(SIGPIPE, SIG_IGN);
+	if (!take_timeout(&argc, argv))
+		return EXIT_USAGE;
 	if (argc < 2) {
 		print_usage(stderr, false);
 		return EXIT_USAGE;

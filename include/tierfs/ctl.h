@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The control channel between tierctl and a running daemon: a Unix socket
- * in the abstract namespace named after the mount's device number, so it is
- * found from the mount point alone and vanishes with the daemon.  One
+ * in the abstract namespace, "tierfs/MAJ:MIN/PID/TOKEN", found from the
+ * mount point through the mount's device number and gone with the daemon.
+ * Anyone may bind any abstract name, so the client trusts no name: it
+ * takes only a listener that is root or the mount's user_id= (from
+ * mountinfo), is the process the name gives, and holds /dev/fuse.  One
  * request line per connection, one reply.
  */
 #ifndef TIERFS_CTL_H
@@ -19,11 +22,34 @@ struct ctl_server;
 #define CTL_REQUEST_MAX 4096
 #define CTL_REPLY_MAX (256 * 1024)
 
+#define CTL_NAME_PREFIX "tierfs/"
+/* A client has this long to send its line, and again to read the reply. */
+#define CTL_IO_TIMEOUT_MS 2000
+/* Connections open at once, and of one uid other than root and the owner's. */
+#define CTL_CONN_MAX 256
+#define CTL_CONN_PER_UID 16
+/* Changes waiting for the one thread that applies them. */
+#define CTL_QUEUE_MAX 16
+/* How long ctl_request() waits for the whole exchange. */
+#define CTL_TIMEOUT_MS 5000
+
 /*
- * Serve requests for fs on the socket of device dev, on a thread of its
- * own.  Returns 0 or -errno (-EADDRINUSE if another daemon serves dev).
+ * Serve requests for fs, the filesystem of device dev, on two threads of
+ * its own: one polls every connection and answers reads, one applies
+ * changes in turn.  A client gets CTL_IO_TIMEOUT_MS to send its line and
+ * the same to take the reply; connections past CTL_CONN_MAX, or past
+ * CTL_CONN_PER_UID for a uid other than root and the daemon's, are
+ * closed at once.  Returns 0 or -errno.
  */
 int ctl_server_start(struct tierfs *fs, dev_t dev, struct ctl_server **out);
+
+/* The abstract name srv listens at, without the leading NUL; srv owns it. */
+const char *ctl_server_name(const struct ctl_server *srv);
+
+/*
+ * Close every connection and remove the name at once, whatever clients
+ * do; waits only for a change being applied to finish.
+ */
 void ctl_server_stop(struct ctl_server *srv);
 
 /*
@@ -31,18 +57,41 @@ void ctl_server_stop(struct ctl_server *srv);
  * NUL-terminated reply to buf.  The first reply line is "ok" or "error:
  * ...".  Requests: "stats", "stats json", "drain status" (anyone); "set
  * KEY=VALUE...", "remount OPTION,OPTION...", "reclaim SIZE|all", "drain
- * start|stop" (root or the mount's owner).  Returns 0 or -errno (also
- * described in the reply).
+ * start|stop" (root or the user the daemon runs as, who mounted; never
+ * the root directory's uid=).  Returns 0 or -errno (also described in
+ * the reply).
  */
 int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf, size_t size);
 
 /*
- * Send request to the daemon serving the filesystem at path; the reply
- * (without the status line) goes to buf.  Returns 0, -ENOTCONN when no
- * tierfs serves path, -EPROTO with the daemon's error text in buf, or
- * another -errno.
+ * Send request to the daemon serving the filesystem that holds path and
+ * wait up to timeout_ms for the whole exchange; the reply (without the
+ * status line) goes to buf.  Returns 0; -ENOTCONN when path is on no
+ * tierfs mount; -ECONNREFUSED when it is, but no daemon of that mount
+ * listens (killed, or every listener an impostor); -ETIMEDOUT when its
+ * daemon did not answer in time (stopped, or stuck);
+ * -EPROTO with the daemon's error text in buf; -EINTR if a signal cut
+ * the wait short; or another -errno (-ENOENT: no such path).
  */
+int ctl_request_timeout(const char *path, const char *request, int timeout_ms, char *buf,
+			size_t size);
+
+/* ctl_request_timeout() with CTL_TIMEOUT_MS. */
 int ctl_request(const char *path, const char *request, char *buf, size_t size);
+
+/* A mount as mountinfo tells it. */
+struct ctl_mount {
+	dev_t dev;
+	uid_t owner;	/* user_id=: who mounted, whom the daemon runs as */
+	bool is_tierfs; /* type fuse.tierfs */
+};
+
+/*
+ * The mount that holds path, from /proc/self/mountinfo, without a stat of
+ * path when path is a mount point (a stopped daemon would hang it).
+ * Returns 0 or -errno (-ENOENT: no such path).
+ */
+int ctl_find_mount(const char *path, struct ctl_mount *m);
 
 /* The device number of the mount at mountpoint, from /proc/self/mountinfo. */
 int ctl_mount_dev(const char *mountpoint, dev_t *dev);

@@ -412,7 +412,9 @@ check_malformed() {
 import os, socket, sys
 
 st = os.stat(sys.argv[1])
-address = "\0tierfs/%d:%d" % (os.major(st.st_dev), os.minor(st.st_dev))
+prefix = "@tierfs/%d:%d/" % (os.major(st.st_dev), os.minor(st.st_dev))
+address = next("\0" + line.split()[-1][1:] for line in open("/proc/net/unix")
+               if line.split()[-1].startswith(prefix))
 requests = {
     "an empty line": b"\n",
     "64 KiB of garbage without a newline": bytes(b for b in range(1, 256) if b != 10) * 258,

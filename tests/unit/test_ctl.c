@@ -2,13 +2,15 @@
 /*
  * Unit tests of the control requests, answered in memory by ctl_handle() on
  * a filesystem set up with tierfs_init(): "stats", "stats json" (one JSON
- * object with the documented keys and values), unknown requests, and a
- * reply buffer too small for the reply.
+ * object with the documented keys and values, escaped whatever a tenant
+ * cgroup is named), unknown requests, who may change what, and a reply
+ * buffer too small for the reply.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tierfs/ctl.h"
 #include "tierfs/fs.h"
@@ -451,6 +453,61 @@ static void test_remount(struct tierfs *fs)
 	CHECK_EQ(256, fs->data.max_pages);
 }
 
+/* Tenant paths with quotes, backslashes and control bytes stay strings. */
+static void test_json_escaping(struct tierfs *fs)
+{
+	static const char *const paths[] = { "/rel\"q", "/x\",\"y\":\"", "/back\\slash\\",
+					     "/tab\tnl\x01", "/caf\xc3\xa9", "/bad\xff" };
+	static char buf[CTL_REPLY_MAX];
+	char request[256];
+
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		check_set_context("cgroup \"%s\"", paths[i]);
+		snprintf(request, sizeof(request), "set cgroup=%s mem=4k", paths[i]);
+		CHECK_EQ(0, ctl_handle(fs, request, 0, buf, sizeof(buf)));
+		CHECK_EQ(0, ctl_handle(fs, "stats json", 0, buf, sizeof(buf)));
+		if (!CHECK(json_is_one_object(buf + 3)))
+			printf("     reply: \"%.400s\"\n", strstr(buf, "\"cgroups\"") ?: buf);
+		/* The injection of '/x","y":"' adds no key. */
+		CHECK(json_find(buf + 3, NULL, "y") == NULL);
+	}
+	check_clear_context();
+	CHECK(strstr(buf, "\"path\":\"/rel\\\"q\"") != NULL);
+	CHECK(strstr(buf, "\"path\":\"/x\\\",\\\"y\\\":\\\"\"") != NULL);
+	CHECK(strstr(buf, "\"path\":\"/caf\xc3\xa9\"") != NULL);
+	CHECK(strstr(buf, "\"path\":\"/bad?\"") != NULL);
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		snprintf(request, sizeof(request), "set cgroup=%s", paths[i]);
+		ctl_handle(fs, request, 0, buf, sizeof(buf));
+	}
+}
+
+/*
+ * Changes are for root and the user the daemon runs as; the root
+ * directory's uid= gives a directory, not the daemon's settings.
+ */
+static void test_authority(struct tierfs *fs)
+{
+	static const char *const changes[] = { "set mem=100%", "set memlimit=0", "reclaim all",
+					       "drain start", "drain stop", "remount size=2m" };
+	uid_t owner = fs->opts.uid, other = geteuid() == 12345 ? 12346 : 12345;
+	uint64_t mem_cap = fs->data.mem_cap_pages;
+	static char buf[CTL_REPLY_MAX];
+
+	fs->opts.uid = other;
+	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++) {
+		check_set_context("\"%s\" from the root directory's uid=", changes[i]);
+		CHECK_EQ(-EPERM, ctl_handle(fs, changes[i], other, buf, sizeof(buf)));
+		CHECK(strstr(buf, "permission denied") != NULL);
+	}
+	check_clear_context();
+	CHECK_EQ(mem_cap, fs->data.mem_cap_pages);
+	CHECK_EQ(0, ctl_handle(fs, "stats", other, buf, sizeof(buf)));
+	CHECK_EQ(0, ctl_handle(fs, "drain status", other, buf, sizeof(buf)));
+	CHECK_EQ(0, ctl_handle(fs, "set mem=64m", geteuid(), buf, sizeof(buf)));
+	fs->opts.uid = owner;
+}
+
 /* A reply buffer too small: NUL-terminated, nothing written past it. */
 static void test_small_buffer(struct tierfs *fs)
 {
@@ -512,6 +569,8 @@ int main(void)
 	test_set_values(&fs);
 	test_set_limits(&fs);
 	test_remount(&fs);
+	test_json_escaping(&fs);
+	test_authority(&fs);
 	test_small_buffer(&fs);
 	tierfs_destroy(&fs);
 	return check_done("ctl");
