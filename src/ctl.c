@@ -31,6 +31,7 @@
 #include "tierfs/ctl.h"
 #include "tierfs/drain.h"
 #include "tierfs/fs.h"
+#include "tierfs/log.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
 
@@ -576,6 +577,10 @@ bad_value:
 	}
 	atomic_store(&ds->ra.policy, (int)policy);
 	fs->opts.readahead = policy;
+	log_msg(LOG_INFO,
+		"%s: size=%" PRIu64 " nr_inodes=%" PRIu64 " mem=%" PRIu64 " memlimit=%" PRIu64
+		" readahead=%s",
+		verb, fs->opts.size, fs->opts.nr_inodes, mem, limit, readahead_name(policy));
 	snprintf(buf, size,
 		 "ok\n%ssize=%" PRIu64 "\nnr_inodes=%" PRIu64 "\nmem=%" PRIu64 "\nmemlimit=%" PRIu64
 		 "\nreadahead=%s\n",
@@ -629,6 +634,17 @@ static int handle_drain(struct tierfs *fs, const char *arg, char *buf, size_t si
 	return 0;
 }
 
+static struct log_ratelimit refused_log, conn_log;
+
+/* A change asked for by someone else: refused, and logged (at a limited rate). */
+static int refuse(uid_t peer_uid, const char *verb, char *buf, size_t size)
+{
+	log_limited(&refused_log, LOG_NOTICE, "control: %s refused to uid %u", verb,
+		    (unsigned int)peer_uid);
+	snprintf(buf, size, "error: %s: permission denied (root or the user who mounted)\n", verb);
+	return -EPERM;
+}
+
 /* ctl_handle(), with the server's counters in the stats when cc is set. */
 static int handle(struct tierfs *fs, struct ctl_counters *cc, const char *request,
 		  uid_t peer_uid, char *buf, size_t size)
@@ -650,37 +666,25 @@ static int handle(struct tierfs *fs, struct ctl_counters *cc, const char *reques
 		return 0;
 	}
 	if (!strncmp(request, "set", 3) && (request[3] == ' ' || !request[3])) {
-		if (!may_change(peer_uid)) {
-			snprintf(buf, size,
-				 "error: set: permission denied (root or the user who mounted)\n");
-			return -EPERM;
-		}
+		if (!may_change(peer_uid))
+			return refuse(peer_uid, "set", buf, size);
 		return handle_set(fs, "set", request + 3, buf, size);
 	}
 	if (!strncmp(request, "remount ", 8)) {
-		if (!may_change(peer_uid)) {
-			snprintf(buf, size,
-				 "error: remount: permission denied (root or the user who mounted)\n");
-			return -EPERM;
-		}
+		if (!may_change(peer_uid))
+			return refuse(peer_uid, "remount", buf, size);
 		return handle_remount(fs, request + 8, buf, size);
 	}
 	if (!strncmp(request, "drain", 5) && (request[5] == ' ' || !request[5])) {
-		if (strcmp(request, "drain status") && !may_change(peer_uid)) {
-			snprintf(buf, size,
-				 "error: drain: permission denied (root or the user who mounted)\n");
-			return -EPERM;
-		}
+		if (strcmp(request, "drain status") && !may_change(peer_uid))
+			return refuse(peer_uid, "drain", buf, size);
 		return handle_drain(fs, request[5] ? request + 6 : "", buf, size);
 	}
 	if (!strncmp(request, "reclaim ", 8)) {
 		uint64_t bytes = UINT64_MAX, freed;
 
-		if (!may_change(peer_uid)) {
-			snprintf(buf, size,
-				 "error: reclaim: permission denied (root or the user who mounted)\n");
-			return -EPERM;
-		}
+		if (!may_change(peer_uid))
+			return refuse(peer_uid, "reclaim", buf, size);
 		if (!fs->data.backend) {
 			snprintf(buf, size, "error: reclaim: this mount has no backend\n");
 			return -EINVAL;
@@ -890,6 +894,10 @@ static void accept_all(struct ctl_server *srv, uint64_t *paused_until)
 						 &srv->counters.nr_refused_total :
 						 &srv->counters.nr_refused_uid,
 					 1);
+			log_limited(&conn_log, LOG_NOTICE,
+				    "control: connection of uid %u refused: %s", (unsigned int)cred.uid,
+				    srv->nr_conns == CTL_CONN_MAX ? "too many in all" :
+								    "too many of that uid");
 			close(fd);
 			continue;
 		}

@@ -144,13 +144,16 @@ if mount_with "stock" "size=1G,mem=32M,backend=zpool"; then
 fi
 
 # The log, on stderr with -f: the mount with its bounds, one line for a run
-# of ENOSPC however many writes fail, and the unmount.
+# of ENOSPC however many writes fail, a change refused and one made, and
+# the unmount.
 "$tierfs" "$mnt" -f -o size=1G,mem=8M,backend=ramdisk,memlimit=64M 2>"$work/log" &
 pid=$!
 for _ in $(seq 50); do grep -q " $mnt " /proc/self/mounts && break; sleep 0.1; done
 for i in 1 2 3; do
 	dd if="$src" of="$mnt/f$i" bs=64k 2>/dev/null
 done
+setpriv --reuid=65534 --regid=65534 --clear-groups "$tierctl" set "$mnt" mem=1G 2>/dev/null
+"$tierctl" set "$mnt" readahead=direct >/dev/null
 kill -TERM "$pid"
 wait "$pid"
 expect_log() {
@@ -159,6 +162,8 @@ expect_log() {
 }
 expect_log "the mount and its bounds" "^tierfs: mounted $mnt: size=1024 MiB .*backend=ramdisk.*memory limit 64 MiB" 1
 expect_log "one line for three writes refused" "^tierfs: warning: ENOSPC: " 1
+expect_log "a change refused to another user" "^tierfs: control: set refused to uid 65534$" 1
+expect_log "a change made" "^tierfs: set: size=1073741824 .* readahead=direct$" 1
 expect_log "the unmount" "^tierfs: $mnt unmounted" 1
 
 finish
