@@ -302,13 +302,39 @@ static void test_errors(struct tierfs *fs)
 	CHECK_STR("error: reclaim: want bytes with a k/m/g/t/p/e suffix, or 'all'\n", buf);
 }
 
+/* A request that must be refused, and the reply it must get. */
+struct refusal {
+	const char *request;
+	const char *reply;
+};
+
+/* Each request is refused with its reply, and no setting changes. */
+static void check_refusals(struct tierfs *fs, const struct refusal *refused, size_t nr)
+{
+	uint64_t mem_cap = fs->data.mem_cap_pages, nr_tenants = fs->tenants.nr;
+	uint64_t max_pages = fs->data.max_pages, size = fs->opts.size;
+	uint64_t max_inodes = atomic_load(&fs->ns.max_inodes);
+	int policy = atomic_load(&fs->data.ra.policy);
+	char buf[512];
+
+	for (size_t i = 0; i < nr; i++) {
+		check_set_context("request \"%s\"", refused[i].request);
+		CHECK_EQ(-EINVAL, ctl_handle(fs, refused[i].request, 0, buf, sizeof(buf)));
+		CHECK_STR(refused[i].reply, buf);
+		CHECK_EQ(mem_cap, fs->data.mem_cap_pages);
+		CHECK_EQ(nr_tenants, fs->tenants.nr);
+		CHECK_EQ(policy, atomic_load(&fs->data.ra.policy));
+		CHECK_EQ(max_pages, fs->data.max_pages);
+		CHECK_EQ(size, fs->opts.size);
+		CHECK_EQ(max_inodes, atomic_load(&fs->ns.max_inodes));
+	}
+	check_clear_context();
+}
+
 /* set: the values mount refuses are refused, by the same message, changing nothing. */
 static void test_set_values(struct tierfs *fs)
 {
-	static const struct {
-		const char *request;
-		const char *reply;
-	} refused[] = {
+	static const struct refusal refused[] = {
 		{ "set mem=1",
 		  "error: set: invalid mem= value '1': the minimum is 4k (one page)\n" },
 		{ "set mem=4095 readahead=vma",
@@ -321,19 +347,9 @@ static void test_set_values(struct tierfs *fs)
 		  "error: set: invalid mem= value '1q': want bytes with a k/m/g/t/p/e suffix or N% "
 		  "of RAM\n" },
 	};
-	uint64_t mem_cap = fs->data.mem_cap_pages, nr_tenants = fs->tenants.nr;
-	int policy = atomic_load(&fs->data.ra.policy);
 	char buf[512];
 
-	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-		check_set_context("request \"%s\"", refused[i].request);
-		CHECK_EQ(-EINVAL, ctl_handle(fs, refused[i].request, 0, buf, sizeof(buf)));
-		CHECK_STR(refused[i].reply, buf);
-		CHECK_EQ(mem_cap, fs->data.mem_cap_pages);
-		CHECK_EQ(nr_tenants, fs->tenants.nr);
-		CHECK_EQ(policy, atomic_load(&fs->data.ra.policy));
-	}
-	check_clear_context();
+	check_refusals(fs, refused, sizeof(refused) / sizeof(refused[0]));
 
 	/* The smallest mem= is taken; more than RAM is taken with a warning line. */
 	CHECK_EQ(0, ctl_handle(fs, "set mem=4k", 0, buf, sizeof(buf)));
@@ -351,14 +367,11 @@ static void test_set_values(struct tierfs *fs)
 
 /*
  * set size= and nr_inodes=: not below what is in use (3 pages, 2 inodes),
- * not past the page pool (1 MiB), all or nothing.
+ * all or nothing.
  */
 static void test_set_limits(struct tierfs *fs)
 {
-	static const struct {
-		const char *request;
-		const char *reply;
-	} refused[] = {
+	static const struct refusal refused[] = {
 		{ "set size=8k",
 		  "error: set: invalid size= value '8k': too small for current use (3 pages, 12k)\n" },
 		{ "set size=1",
@@ -379,15 +392,10 @@ static void test_set_limits(struct tierfs *fs)
 	static char stats[CTL_REPLY_MAX];
 	char buf[512];
 
-	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
-		check_set_context("request \"%s\"", refused[i].request);
-		CHECK_EQ(-EINVAL, ctl_handle(fs, refused[i].request, 0, buf, sizeof(buf)));
-		CHECK_STR(refused[i].reply, buf);
-		CHECK_EQ(256, fs->data.max_pages);
-		CHECK_EQ(1ULL << 20, fs->opts.size);
-		CHECK_EQ(100, atomic_load(&fs->ns.max_inodes));
-	}
-	check_clear_context();
+	CHECK_EQ(256, fs->data.max_pages);
+	CHECK_EQ(1ULL << 20, fs->opts.size);
+	CHECK_EQ(100, atomic_load(&fs->ns.max_inodes));
+	check_refusals(fs, refused, sizeof(refused) / sizeof(refused[0]));
 
 	/* Down to exactly what is in use. */
 	CHECK_EQ(0, ctl_handle(fs, "set size=12k nr_inodes=2", 0, buf, sizeof(buf)));
