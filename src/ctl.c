@@ -342,17 +342,38 @@ static json_t *tenant_json(const struct lru_lists *ls, const char *path, const c
 			 json_text(source));
 }
 
+/*
+ * s with control bytes and backslashes as \ooo, so that a cgroup named with
+ * a newline cannot make lines of its own in the text stats.
+ */
+static const char *printable(const char *s, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; *s && n + 5 < size; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			n += (size_t)snprintf(out + n, size - n, "\\%03o", c);
+		else
+			out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	return out;
+}
+
 static void tenant_text(const struct lru_lists *ls, const char *path, const char *source,
 			char *buf, size_t size, size_t *len)
 {
 	uint64_t limit = atomic_load(&ls->limit_pages) * PAGE_SIZE;
-	char r[32], w[32], l[32];
+	char r[32], w[32], l[32], p[4 * PATH_MAX], src[4 * PATH_MAX];
 
 	format_bytes(atomic_load(&ls->nr_resident) * PAGE_SIZE, r, sizeof(r));
 	format_bytes(atomic_load(&ls->nr_swapped) * PAGE_SIZE, w, sizeof(w));
 	format_bytes(limit, l, sizeof(l));
-	put(buf, size, len, "  %-30s resident %s, swapped %s, limit %s (%s)\n", path, r, w,
-	    limit ? l : "none", source);
+	put(buf, size, len, "  %-30s resident %s, swapped %s, limit %s (%s)\n",
+	    printable(path, p, sizeof(p)), r, w, limit ? l : "none",
+	    printable(source, src, sizeof(src)));
 }
 
 /* One line or object per tenant, the root lists first; into cgroups if JSON. */

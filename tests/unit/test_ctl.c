@@ -461,7 +461,10 @@ static void test_remount(struct tierfs *fs)
 	CHECK_EQ(256, fs->data.max_pages);
 }
 
-/* Tenant paths with quotes, backslashes and control bytes stay strings. */
+/*
+ * Tenant paths with quotes, backslashes and control bytes stay strings in
+ * the JSON and one line each in the text.
+ */
 static void test_json_escaping(struct tierfs *fs)
 {
 	static const char *const paths[] = { "/rel\"q", "/x\",\"y\":\"", "/back\\slash\\",
@@ -484,6 +487,11 @@ static void test_json_escaping(struct tierfs *fs)
 	CHECK(strstr(buf, "\"path\":\"/x\\\",\\\"y\\\":\\\"\"") != NULL);
 	CHECK(strstr(buf, "\"path\":\"/caf\xc3\xa9\"") != NULL);
 	CHECK(strstr(buf, "\"path\":\"/bad?\"") != NULL);
+	/* The text form shows control bytes and backslashes as octal escapes. */
+	CHECK_EQ(0, ctl_handle(fs, "stats", 0, buf, sizeof(buf)));
+	CHECK(strstr(buf, "  /tab\\011nl\\001 ") != NULL);
+	CHECK(strstr(buf, "  /back\\134slash\\134 ") != NULL);
+	CHECK(strchr(buf, '\t') == NULL && strchr(buf, '\x01') == NULL);
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		snprintf(request, sizeof(request), "set cgroup=%s", paths[i]);
 		ctl_handle(fs, request, 0, buf, sizeof(buf));
