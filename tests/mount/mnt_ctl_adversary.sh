@@ -85,10 +85,16 @@ daemon_pid() {
 # wait_gone PID MS: until PID has exited, or MS have passed; prints the ms.
 wait_gone() {
 	start=$(now_ms)
-	while kill -0 "$1" 2>/dev/null && [ $(($(now_ms) - start)) -lt "$2" ]; do
+	while is_running "$1" && [ $(($(now_ms) - start)) -lt "$2" ]; do
 		sleep 0.02
 	done
 	echo $(($(now_ms) - start))
+}
+
+# Whether PID runs: a zombie has exited, whenever its reaper comes by (a
+# daemon's is init, which in some sandboxes takes a second or two).
+is_running() {
+	[ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) Z ' "/proc/$1/stat" 2>/dev/null
 }
 
 # 1. A squatter that bound the names first.
