@@ -12,10 +12,17 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "tierfs/backend.h"
 
-/* Page memory comes in chunks so that a store rarely calls malloc. */
+/*
+ * Page memory comes in chunks, each its own mapping: a store rarely asks
+ * for memory, and a chunk released goes back to the system at once.  From
+ * malloc, a chunk freed by one thread's arena would not be reused by
+ * another's, and the daemon would grow past the pool it reports while
+ * loads and stores move pages between threads.
+ */
 extern const struct tier_backend_ops tier_backend_ramdisk;
 
 #define RAMDISK_CHUNK_PAGES 64 /* one free mask word a chunk */
@@ -114,7 +121,7 @@ static void ramdisk_chunk_release(struct ramdisk_shard *sh, struct ramdisk_chunk
 	ramdisk_partial_del(sh, c);
 	if (sh->spare == c)
 		sh->spare = NULL;
-	free(c->base);
+	munmap(c->base, RAMDISK_CHUNK_PAGES * PAGE_SIZE);
 	free(c);
 	sh->nr_chunks--;
 }
@@ -126,8 +133,9 @@ static struct ramdisk_chunk *ramdisk_chunk_new(struct ramdisk_shard *sh)
 	_Static_assert(sizeof(*c) <= 64, "the chunk header must fit its alignment");
 	if (!c)
 		return NULL;
-	c->base = aligned_alloc(PAGE_SIZE, RAMDISK_CHUNK_PAGES * PAGE_SIZE);
-	if (!c->base) {
+	c->base = mmap(NULL, RAMDISK_CHUNK_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (c->base == MAP_FAILED) {
 		free(c);
 		return NULL;
 	}

@@ -171,6 +171,17 @@ static void update_locked(struct data_space *ds)
 		 * share of the headroom stays.
 		 */
 		rss = rss_anon_bytes();
+		/*
+		 * Memory freed by one thread's arena and not reused by
+		 * another's shows here first: once the excess has grown by a
+		 * trim's worth, malloc gives it back.
+		 */
+		if (rss > fp.resident + fp.stock + other - headroom + trim_bytes(limit) &&
+		    rss > ds->rss_trimmed_bytes + trim_bytes(limit)) {
+			malloc_trim(0);
+			rss = rss_anon_bytes();
+			ds->rss_trimmed_bytes = rss;
+		}
 		if (rss > fp.resident + fp.stock + other - headroom + (8ULL << 20))
 			other = rss - fp.resident - fp.stock + ps.nr_ready_target * PAGE_SIZE +
 				(limit >> BUDGET_HEADROOM_SHIFT);
