@@ -27,7 +27,7 @@ mount_faulty() {
 }
 
 # Every store fails: pages stay resident, the budget fills, writes get ENOSPC.
-if mount_faulty store:1:sticky; then
+if mount_faulty store:1:persistent; then
 	cp "$work/small" "$mnt/small"
 	if cp "$work/big" "$mnt/big" 2>"$work/err"; then
 		fail "store fails: write past the budget" "ENOSPC" "success"

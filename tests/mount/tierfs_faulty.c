@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * A test build of the daemon whose backend fails on demand, set by
- * TIERFS_FAULT=store|load:N[:sticky] (fail the Nth call, or every call from
- * the Nth on).  Not installed.
+ * TIERFS_FAULT=store|load:N[:persistent] (fail the Nth call with EIO, or
+ * every call from the Nth on).  Not installed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,25 +13,29 @@
 #include "tierfs/daemon.h"
 #include "tierfs/fs.h"
 
-static struct faulty_backend faulty;
-
 static int wrap_backend(struct tierfs *fs)
 {
 	const char *spec = getenv("TIERFS_FAULT");
-	char op[8], mode[8] = "";
+	struct tier_backend *inner = fs->data.backend;
+	char op[8], mode[16] = "";
+	struct faulty_backend *f;
 	unsigned int nth;
+	int err;
 
-	if (!spec || sscanf(spec, "%7[a-z]:%u:%7s", op, &nth, mode) < 2 || !nth ||
-	    (strcmp(op, "store") && strcmp(op, "load")) || (*mode && strcmp(mode, "sticky"))) {
-		fprintf(stderr, "tierfs_faulty: want TIERFS_FAULT=store|load:N[:sticky]\n");
+	if (!spec || sscanf(spec, "%7[a-z]:%u:%15s", op, &nth, mode) < 2 || !nth ||
+	    (strcmp(op, "store") && strcmp(op, "load")) || (*mode && strcmp(mode, "persistent"))) {
+		fprintf(stderr, "tierfs_faulty: want TIERFS_FAULT=store|load:N[:persistent]\n");
 		return -EINVAL;
 	}
-	if (!fs->data.backend)
+	if (!inner)
 		return -EINVAL;
-	faulty_wrap(&faulty, fs->data.backend, !strcmp(op, "store") ? FAULTY_STORE : FAULTY_LOAD,
-		    nth, *mode != '\0');
-	fs->data.backend = &faulty.base;
-	return 0;
+	err = faulty_new(inner, inner->ops->is_sync, &f);
+	if (err < 0)
+		return err;
+	/* Installed first, so that the daemon destroys it, and inner, if arming fails. */
+	fs->data.backend = faulty_base(f);
+	return faulty_fail(f, !strcmp(op, "store") ? FAULTY_STORE : FAULTY_LOAD, nth, -EIO,
+			   *mode != '\0');
 }
 
 int main(int argc, char **argv)

@@ -181,39 +181,65 @@ static void test_full(const struct config *c)
 	check_set_context("%s", "");
 }
 
-/* A failed store stores nothing; a failed load leaves the slots loadable. */
+/*
+ * A failed store stores nothing, a short one a prefix; a failed load leaves
+ * the slots loadable.
+ */
 static void test_faults(const struct config *c)
 {
-	struct faulty_backend f;
-	struct tier_backend *inner;
+	struct faulty_backend *f;
+	struct tier_backend *inner, *b;
 	struct backend_stats st;
 	char *src = alloc_pages(8), *dst = alloc_pages(8);
 	void *sp[8], *dp[8];
 	uint64_t slots[8];
 
 	check_set_context("%s faults", c->ops->name);
-	CHECK_EQ(0, open_backend(c, NR_PAGES, &inner));
+	if (!CHECK_EQ(0, open_backend(c, NR_PAGES, &inner)))
+		goto out;
+	if (!CHECK_EQ(0, faulty_new(inner, inner->ops->is_sync, &f))) {
+		inner->ops->destroy(inner);
+		goto out;
+	}
+	b = faulty_base(f);
+	CHECK_EQ(inner->ops->is_sync, b->ops->is_sync);
 	for (unsigned int i = 0; i < 8; i++) {
 		make_page(i, src + (size_t)i * PAGE_SIZE);
 		sp[i] = src + (size_t)i * PAGE_SIZE;
 		dp[i] = dst + (size_t)i * PAGE_SIZE;
 	}
-	faulty_wrap(&f, inner, FAULTY_STORE, 2, false);
-	CHECK_EQ(4, f.base.ops->store(&f.base, sp, 4, slots));
-	CHECK_EQ(-EIO, f.base.ops->store(&f.base, sp + 4, 4, slots + 4));
-	stats_of(&f.base, &st);
+	CHECK_EQ(0, faulty_fail(f, FAULTY_STORE, 2, -EIO, false));
+	CHECK_EQ(4, b->ops->store(b, sp, 4, slots));
+	CHECK_EQ(-EIO, b->ops->store(b, sp + 4, 4, slots + 4));
+	stats_of(b, &st);
 	CHECK_EQ((uint64_t)4, st.stored_pages);
-	CHECK_EQ(4, f.base.ops->store(&f.base, sp + 4, 4, slots + 4));
+	/* The next store keeps one page: a prefix, as when the backend fills. */
+	CHECK_EQ(0, faulty_short_store(f, 1, 1, false));
+	CHECK_EQ(1, b->ops->store(b, sp + 4, 4, slots + 4));
+	CHECK_EQ(3, b->ops->store(b, sp + 5, 3, slots + 5));
+	CHECK_EQ(4, faulty_nr_calls(f, FAULTY_STORE));
+	CHECK_EQ(2, faulty_nr_faulted(f, FAULTY_STORE));
+	CHECK_EQ(3, faulty_nr_last(f, FAULTY_STORE));
 
-	faulty_wrap(&f, inner, FAULTY_LOAD, 1, true);
-	CHECK_EQ(-EIO, f.base.ops->load(&f.base, slots, dp, 8));
-	CHECK_EQ(-EIO, f.base.ops->load(&f.base, slots, dp, 8));
+	CHECK_EQ(0, faulty_fail(f, FAULTY_LOAD, 1, -EIO, true));
+	CHECK_EQ(-EIO, b->ops->load(b, slots, dp, 8));
+	CHECK_EQ(-EIO, b->ops->load(b, slots, dp, 8));
 	CHECK_EQ(0, inner->ops->load(inner, slots, dp, 8));
 	CHECK_MEM(src, dst, 8 * PAGE_SIZE);
-	f.base.ops->free(&f.base, slots, 8);
-	stats_of(&f.base, &st);
+	faulty_clear(f, FAULTY_LOAD);
+	memset(dst, 0, 8 * PAGE_SIZE);
+	CHECK_EQ(0, b->ops->load(b, slots, dp, 8));
+	CHECK_MEM(src, dst, 8 * PAGE_SIZE);
+	CHECK_EQ(2, faulty_nr_faulted(f, FAULTY_LOAD));
+	/* Nothing to fail in a call that returns nothing. */
+	CHECK_EQ(-EINVAL, faulty_fail(f, FAULTY_FREE, 1, -EIO, false));
+	b->ops->free(b, slots, 8);
+	stats_of(b, &st);
 	CHECK_EQ((uint64_t)0, st.stored_pages);
-	f.base.ops->destroy(&f.base);
+	CHECK_EQ(1, faulty_nr_calls(f, FAULTY_FREE));
+	CHECK_EQ(8, faulty_nr_last(f, FAULTY_FREE));
+	b->ops->destroy(b);
+out:
 	free(src);
 	free(dst);
 	check_set_context("%s", "");

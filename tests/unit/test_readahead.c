@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+#include "faulty_backend.h"
 #include "space.h"
 
 #define MEM_PAGES 512 /* far above what a case writes: no reclaim on its own */
@@ -16,102 +17,22 @@
 #define NR_FILE 64 /* pages of the file in the swap-in cases */
 
 /*
- * A backend wrapping a ramdisk, synchronous or not as the case needs, whose
- * loads fail from call fail_at on (once, or for good when is_sticky).  The
- * cases run on one thread: no lock.
+ * A data space over a ramdisk wrapped for faults, synchronous or not as the
+ * case needs (not: as a file backend would be, so that auto means vma),
+ * with a resident budget of mem_pages.
  */
-struct wrap_backend {
-	struct tier_backend base;
-	struct tier_backend *inner;
-	unsigned int nr_loads; /* load calls so far */
-	unsigned int fail_at;  /* the load call to fail, counted from 1; 0: none */
-	bool is_sticky;	       /* fail every load from fail_at on */
-};
-
-static struct wrap_backend *wrapped(struct tier_backend *b)
-{
-	return (struct wrap_backend *)((char *)b - offsetof(struct wrap_backend, base));
-}
-
-static int wrap_store(struct tier_backend *b, void *const *pages, unsigned int nr, uint64_t *slots)
-{
-	struct wrap_backend *w = wrapped(b);
-
-	return w->inner->ops->store(w->inner, pages, nr, slots);
-}
-
-static int wrap_load(struct tier_backend *b, const uint64_t *slots, void *const *pages,
-		     unsigned int nr)
-{
-	struct wrap_backend *w = wrapped(b);
-	unsigned int call = ++w->nr_loads;
-
-	if (w->fail_at && (w->is_sticky ? call >= w->fail_at : call == w->fail_at))
-		return -EIO;
-	return w->inner->ops->load(w->inner, slots, pages, nr);
-}
-
-static void wrap_free(struct tier_backend *b, const uint64_t *slots, unsigned int nr)
-{
-	struct wrap_backend *w = wrapped(b);
-
-	w->inner->ops->free(w->inner, slots, nr);
-}
-
-static void wrap_get_stats(struct tier_backend *b, struct backend_stats *st)
-{
-	struct wrap_backend *w = wrapped(b);
-
-	w->inner->ops->get_stats(w->inner, st);
-}
-
-static void wrap_destroy(struct tier_backend *b)
-{
-	struct wrap_backend *w = wrapped(b);
-
-	w->inner->ops->destroy(w->inner);
-}
-
-static const struct tier_backend_ops wrap_sync_ops = {
-	.name = "wrap-sync",
-	.is_sync = true,
-	.destroy = wrap_destroy,
-	.store = wrap_store,
-	.load = wrap_load,
-	.free = wrap_free,
-	.get_stats = wrap_get_stats,
-};
-
-/* As a file backend would be: auto then means vma. */
-static const struct tier_backend_ops wrap_async_ops = {
-	.name = "wrap-async",
-	.is_sync = false,
-	.destroy = wrap_destroy,
-	.store = wrap_store,
-	.load = wrap_load,
-	.free = wrap_free,
-	.get_stats = wrap_get_stats,
-};
-
-/* Fail load call number fail_at from now (1: the next), once or for good; 0: none. */
-static void wrap_fail_loads(struct wrap_backend *w, unsigned int fail_at, bool is_sticky)
-{
-	w->fail_at = fail_at ? w->nr_loads + fail_at : 0;
-	w->is_sticky = is_sticky;
-}
-
-/* A data space over a wrapped ramdisk, with a resident budget of mem_pages. */
-static bool wrap_space_new(struct data_space *ds, struct wrap_backend *w, bool is_sync,
+static bool wrap_space_new(struct data_space *ds, struct faulty_backend **w, bool is_sync,
 			   uint64_t mem_pages)
 {
 	struct tier_backend *inner = space_ramdisk(SWAP_PAGES);
 
 	if (!inner)
 		return false;
-	memset(w, 0, sizeof(*w));
-	w->base.ops = is_sync ? &wrap_sync_ops : &wrap_async_ops;
-	w->inner = inner;
-	return space_new(ds, &w->base, mem_pages);
+	if (!CHECK_EQ(0, faulty_new(inner, is_sync, w))) {
+		inner->ops->destroy(inner);
+		return false;
+	}
+	return space_new(ds, faulty_base(*w), mem_pages);
 }
 
 /* Whether page index reads as pattern seed through data_read_mem (a use if resident). */
@@ -577,7 +498,7 @@ static void test_swap_in_vma_forward(void)
 	/* Faults at 0, 2, 6, 14, 30, 62: a fresh file's first fault counts as sequential. */
 	static const unsigned int windows[] = { 2, 4, 8, 16, 32, 32 };
 	struct data_space ds;
-	struct wrap_backend w;
+	struct faulty_backend *w;
 	struct inode f;
 
 	check_set_context("vma forward");
@@ -618,7 +539,7 @@ static void test_swap_in_vma_backward(void)
 	/* Faults at 63 (not sequential), 62, 60, 56, 48, 32, 0. */
 	static const unsigned int windows[] = { 1, 2, 4, 8, 16, 32, 32 };
 	struct data_space ds;
-	struct wrap_backend w;
+	struct faulty_backend *w;
 	struct inode f;
 
 	check_set_context("vma backward");
@@ -640,7 +561,7 @@ static void test_swap_in_vma_backward(void)
 static void test_swap_in_no_readahead(enum readahead_policy policy, bool is_sync)
 {
 	struct data_space ds;
-	struct wrap_backend w;
+	struct faulty_backend *w;
 	struct inode f;
 	bool is_vma = policy == READAHEAD_AUTO && !is_sync;
 
@@ -704,7 +625,7 @@ out:
 static void test_swap_in_misses(void)
 {
 	struct data_space ds;
-	struct wrap_backend w;
+	struct faulty_backend *w;
 	struct inode f;
 
 	check_set_context("misses");
@@ -775,7 +696,7 @@ static void test_swap_in_watermark(void)
 {
 	enum { MEM = BUDGET_MIN_PAGES, HIGH = MEM - MEM / 16, NR_OTHER = MEM - 2 };
 	struct data_space ds;
-	struct wrap_backend w;
+	struct faulty_backend *w;
 	struct inode f, other;
 
 	check_set_context("high watermark");
@@ -814,7 +735,7 @@ out:
 static void test_swap_in_load_failure(void)
 {
 	struct data_space ds;
-	struct wrap_backend w;
+	struct faulty_backend *w;
 	struct inode f;
 
 	check_set_context("load failure");
@@ -827,8 +748,9 @@ static void test_swap_in_load_failure(void)
 		goto out;
 
 	/* The fault's load fails: -EIO, the page stays swapped, nothing read ahead. */
-	wrap_fail_loads(&w, 1, false);
+	CHECK_EQ(0, faulty_fail(w, FAULTY_LOAD, 1, -EIO, false));
 	CHECK_EQ(-EIO, swap_in(&ds, &f, 0, 1));
+	CHECK_EQ(1, faulty_nr_faulted(w, FAULTY_LOAD));
 	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 0));
 	CHECK_EQ(1, atomic_load(&ds.swap.nr_swapin_errors));
 	CHECK_EQ(0, atomic_load(&ds.swap.nr_swapins));
@@ -837,8 +759,9 @@ static void test_swap_in_load_failure(void)
 	check_pattern(&ds, &f, 0, 7);
 
 	/* Readahead's load fails: the fault is served all the same. */
-	wrap_fail_loads(&w, 2, false);
+	CHECK_EQ(0, faulty_fail(w, FAULTY_LOAD, 2, -EIO, false));
 	CHECK_EQ(0, swap_in(&ds, &f, 0, 1));
+	CHECK_EQ(2, faulty_nr_faulted(w, FAULTY_LOAD));
 	CHECK_EQ(2, atomic_load(&ds.ra.window));
 	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 0));
 	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 1));
@@ -851,7 +774,7 @@ static void test_swap_in_load_failure(void)
 	check_pattern(&ds, &f, 1, 7);
 
 	/* Cleared: the next fault reads ahead again. */
-	wrap_fail_loads(&w, 0, false);
+	faulty_clear(w, FAULTY_LOAD);
 	CHECK_EQ(0, swap_in(&ds, &f, 1, 1));
 	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 2));
 	CHECK_EQ(1, atomic_load(&ds.ra.nr_pages));
@@ -894,7 +817,7 @@ static void test_drain_batches(unsigned int max)
 	enum { NR = NR_FILE * 2 };
 	uint64_t nr_hits = 0, nr_calls, from = 0;
 	struct data_space ds;
-	struct wrap_backend w;
+	struct faulty_backend *w;
 	struct inode f;
 	int64_t n;
 
@@ -958,7 +881,7 @@ out:
 static void test_drain_hits(unsigned int max)
 {
 	struct data_space ds;
-	struct wrap_backend w;
+	struct faulty_backend *w;
 	struct inode f;
 	uint64_t nr_hits, nr_calls, from = 0;
 
@@ -1010,15 +933,15 @@ out:
  * Case 5c: a load failing part way: -EIO, the pages of the failed batch
  * still swapped and readable once the fault clears, then drained.
  */
-static void test_drain_load_failure(bool is_sticky)
+static void test_drain_load_failure(bool is_persistent)
 {
 	struct data_space ds;
-	struct wrap_backend w;
+	struct faulty_backend *w;
 	struct inode f;
 	uint64_t nr_hits = 0, nr_calls, drained, from = 0;
 	int64_t n;
 
-	check_set_context("drain with a %s load failure", is_sticky ? "lasting" : "single");
+	check_set_context("drain with a %s load failure", is_persistent ? "lasting" : "single");
 	if (!wrap_space_new(&ds, &w, true, MEM_PAGES))
 		return;
 	file_init(&f);
@@ -1027,7 +950,7 @@ static void test_drain_load_failure(bool is_sticky)
 		goto out;
 
 	/* 64 pages load in two batches of 32: the second fails. */
-	wrap_fail_loads(&w, 2, is_sticky);
+	CHECK_EQ(0, faulty_fail(w, FAULTY_LOAD, 2, -EIO, is_persistent));
 	pthread_rwlock_wrlock(&f.lock);
 	n = data_drain(&ds, &f, &from, NR_FILE, &nr_hits);
 	pthread_rwlock_unlock(&f.lock);
@@ -1040,7 +963,7 @@ static void test_drain_load_failure(bool is_sticky)
 	CHECK_EQ(32, atomic_load(&ds.swap.nr_swapin_errors));
 	CHECK_EQ(32, atomic_load(&ds.swap.nr_swapins));
 
-	if (is_sticky) {
+	if (is_persistent) {
 		static unsigned char got[P];
 		uint64_t swapped = 0;
 
@@ -1055,7 +978,7 @@ static void test_drain_load_failure(bool is_sticky)
 		CHECK_EQ(32, nr_swapped(&f, NR_FILE));
 		CHECK_EQ(32, backend_stored(&ds));
 		CHECK_EQ(32, pool_in_use(&ds));
-		wrap_fail_loads(&w, 0, false);
+		faulty_clear(w, FAULTY_LOAD);
 	}
 	for (uint64_t i = 0; i < NR_FILE; i++)
 		check_pattern(&ds, &f, i, 10);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "faulty_backend.h"
 #include "space.h"
 
 #define MEM_PAGES 512 /* far above what a case writes: no reclaim on its own */
@@ -16,154 +17,28 @@
 #define GATE_TIMEOUT_S 10 /* only so that a broken reclaim fails instead of hanging */
 
 /*
- * A backend wrapping a real one whose store waits at a gate while it is
- * closed, so that the test acts while a store is in flight.  lock protects
- * every field below it.
- */
-struct gated_backend {
-	struct tier_backend base;
-	struct tier_backend *inner;
-	pthread_mutex_t lock;
-	pthread_cond_t cond; /* a store entered, or the gate opened */
-	bool is_closed;
-	unsigned int nr_entered;    /* store calls so far */
-	unsigned int nr_last_pages; /* pages the last store was asked for */
-	int nr_store_max;	    /* store only a prefix this long; -1: all, 0: -EIO */
-};
-
-static struct gated_backend *gated(struct tier_backend *b)
-{
-	return (struct gated_backend *)((char *)b - offsetof(struct gated_backend, base));
-}
-
-static int gated_store(struct tier_backend *b, void *const *pages, unsigned int nr, uint64_t *slots)
-{
-	struct gated_backend *g = gated(b);
-	int nr_max;
-
-	pthread_mutex_lock(&g->lock);
-	g->nr_entered++;
-	g->nr_last_pages = nr;
-	pthread_cond_broadcast(&g->cond);
-	while (g->is_closed)
-		pthread_cond_wait(&g->cond, &g->lock);
-	nr_max = g->nr_store_max;
-	pthread_mutex_unlock(&g->lock);
-	if (!nr_max)
-		return -EIO;
-	if (nr_max > 0 && (unsigned int)nr_max < nr)
-		nr = (unsigned int)nr_max;
-	return g->inner->ops->store(g->inner, pages, nr, slots);
-}
-
-static int gated_load(struct tier_backend *b, const uint64_t *slots, void *const *pages,
-		      unsigned int nr)
-{
-	struct gated_backend *g = gated(b);
-
-	return g->inner->ops->load(g->inner, slots, pages, nr);
-}
-
-static void gated_free(struct tier_backend *b, const uint64_t *slots, unsigned int nr)
-{
-	struct gated_backend *g = gated(b);
-
-	g->inner->ops->free(g->inner, slots, nr);
-}
-
-static void gated_get_stats(struct tier_backend *b, struct backend_stats *st)
-{
-	struct gated_backend *g = gated(b);
-
-	g->inner->ops->get_stats(g->inner, st);
-}
-
-static void gated_destroy(struct tier_backend *b)
-{
-	struct gated_backend *g = gated(b);
-
-	g->inner->ops->destroy(g->inner);
-	pthread_cond_destroy(&g->cond);
-	pthread_mutex_destroy(&g->lock);
-}
-
-static const struct tier_backend_ops gated_backend_ops = {
-	.name = "gated",
-	.is_sync = true,
-	.destroy = gated_destroy,
-	.store = gated_store,
-	.load = gated_load,
-	.free = gated_free,
-	.get_stats = gated_get_stats,
-};
-
-static void gate_close(struct gated_backend *g)
-{
-	pthread_mutex_lock(&g->lock);
-	g->is_closed = true;
-	pthread_mutex_unlock(&g->lock);
-}
-
-static void gate_open(struct gated_backend *g)
-{
-	pthread_mutex_lock(&g->lock);
-	g->is_closed = false;
-	pthread_cond_broadcast(&g->cond);
-	pthread_mutex_unlock(&g->lock);
-}
-
-static void gate_set_store_max(struct gated_backend *g, int nr_max)
-{
-	pthread_mutex_lock(&g->lock);
-	g->nr_store_max = nr_max;
-	pthread_mutex_unlock(&g->lock);
-}
-
-static unsigned int gate_nr_entered(struct gated_backend *g)
-{
-	unsigned int nr;
-
-	pthread_mutex_lock(&g->lock);
-	nr = g->nr_entered;
-	pthread_mutex_unlock(&g->lock);
-	return nr;
-}
-
-/*
- * Wait until the store call number nr has entered; returns the pages it was
+ * Wait until store call number nr has entered; returns the pages it was
  * asked for, or 0 after GATE_TIMEOUT_S.
  */
-static unsigned int gate_wait_entered(struct gated_backend *g, unsigned int nr)
+static unsigned int gate_wait_entered(struct faulty_backend *g, unsigned int nr)
 {
-	struct timespec deadline;
-	unsigned int nr_pages = 0;
-
-	clock_gettime(CLOCK_REALTIME, &deadline);
-	deadline.tv_sec += GATE_TIMEOUT_S;
-	pthread_mutex_lock(&g->lock);
-	while (g->nr_entered < nr)
-		if (pthread_cond_timedwait(&g->cond, &g->lock, &deadline) == ETIMEDOUT)
-			break;
-	if (g->nr_entered >= nr)
-		nr_pages = g->nr_last_pages;
-	pthread_mutex_unlock(&g->lock);
-	return nr_pages;
+	if (faulty_wait_calls(g, FAULTY_STORE, nr, GATE_TIMEOUT_S * 1000) < 0)
+		return 0;
+	return faulty_nr_last(g, FAULTY_STORE);
 }
 
-/* A data space over a gated ramdisk. */
-static bool gated_space_new(struct data_space *ds, struct gated_backend *g)
+/* A data space over a ramdisk wrapped for faults and a gate at its store. */
+static bool gated_space_new(struct data_space *ds, struct faulty_backend **g)
 {
 	struct tier_backend *inner = space_ramdisk(SWAP_PAGES);
 
 	if (!inner)
 		return false;
-	memset(g, 0, sizeof(*g));
-	g->base.ops = &gated_backend_ops;
-	g->inner = inner;
-	g->nr_store_max = -1;
-	pthread_mutex_init(&g->lock, NULL);
-	pthread_cond_init(&g->cond, NULL);
-	return space_new(ds, &g->base, MEM_PAGES);
+	if (!CHECK_EQ(0, faulty_new(inner, true, g))) {
+		inner->ops->destroy(inner);
+		return false;
+	}
+	return space_new(ds, faulty_base(*g), MEM_PAGES);
 }
 
 /*
@@ -171,18 +46,18 @@ static bool gated_space_new(struct data_space *ds, struct gated_backend *g)
  * then; if it does, fail, and open the gate so that the case ends instead
  * of hanging.
  */
-static void lock_during_store(struct gated_backend *g, struct inode *inode, bool is_write)
+static void lock_during_store(struct faulty_backend *g, struct inode *inode, bool is_write)
 {
 	struct timespec deadline;
 	int err;
 
-	clock_gettime(CLOCK_REALTIME, &deadline);
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += GATE_TIMEOUT_S;
-	err = is_write ? pthread_rwlock_timedwrlock(&inode->lock, &deadline) :
-			 pthread_rwlock_timedrdlock(&inode->lock, &deadline);
+	err = is_write ? pthread_rwlock_clockwrlock(&inode->lock, CLOCK_MONOTONIC, &deadline) :
+			 pthread_rwlock_clockrdlock(&inode->lock, CLOCK_MONOTONIC, &deadline);
 	if (CHECK_EQ(0, err))
 		return;
-	gate_open(g);
+	faulty_gate_open(g, FAULTY_STORE);
 	if (is_write)
 		pthread_rwlock_wrlock(&inode->lock);
 	else
@@ -248,7 +123,7 @@ static uint64_t batch_join(struct batch_thread *t)
 static void test_no_lock_during_store(void)
 {
 	struct data_space ds;
-	struct gated_backend g;
+	struct faulty_backend *g;
 	struct batch_thread t;
 	struct inode f;
 
@@ -257,15 +132,15 @@ static void test_no_lock_during_store(void)
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 1);
-	gate_close(&g);
+	faulty_gate_close(g, FAULTY_STORE);
 	if (!batch_start(&t, &ds))
 		return;
-	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+	CHECK_EQ(NR, gate_wait_entered(g, 1));
 
 	/* A writer (and a reader) can take the lock while the store runs. */
 	if (CHECK_EQ(0, pthread_rwlock_trywrlock(&f.lock)))
 		pthread_rwlock_unlock(&f.lock);
-	lock_during_store(&g, &f, false);
+	lock_during_store(g, &f, false);
 	for (uint64_t i = 0; i < NR; i++) {
 		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
 		CHECK(lru_page(&ds.lru, pfn_of(&f, i))->is_writeback);
@@ -275,7 +150,7 @@ static void test_no_lock_during_store(void)
 	CHECK_EQ(NR, pool_in_use(&ds));
 	CHECK_EQ(0, backend_stored(&ds));
 
-	gate_open(&g);
+	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(NR, batch_join(&t));
 	CHECK_EQ(0, atomic_load(&ds.nr_pending));
 	CHECK_EQ(0, pool_in_use(&ds));
@@ -295,7 +170,7 @@ static void test_write_during_store(void)
 	static const unsigned char news[16] = "written mid-way";
 	static unsigned char expected[P];
 	struct data_space ds;
-	struct gated_backend g;
+	struct faulty_backend *g;
 	struct batch_thread t;
 	struct lru_page *p;
 	struct inode f;
@@ -305,19 +180,19 @@ static void test_write_during_store(void)
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 2);
-	gate_close(&g);
+	faulty_gate_close(g, FAULTY_STORE);
 	if (!batch_start(&t, &ds))
 		return;
-	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+	CHECK_EQ(NR, gate_wait_entered(g, 1));
 
 	/* A few bytes only: the copy being stored is stale all the same. */
-	lock_during_store(&g, &f, true);
+	lock_during_store(g, &f, true);
 	CHECK_EQ((ssize_t)sizeof(news), data_write_mem(&ds, &f, news, sizeof(news), 2 * P + 100));
 	pthread_rwlock_unlock(&f.lock);
 	pattern(expected, 2, 2);
 	memcpy(expected + 100, news, sizeof(news));
 
-	gate_open(&g);
+	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(NR - 1, batch_join(&t));
 	CHECK_EQ(0, atomic_load(&ds.nr_pending));
 	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 2));
@@ -353,7 +228,7 @@ static void test_write_during_store(void)
 static void test_truncate_during_store(void)
 {
 	struct data_space ds;
-	struct gated_backend g;
+	struct faulty_backend *g;
 	struct batch_thread t;
 	struct inode f;
 
@@ -362,12 +237,12 @@ static void test_truncate_during_store(void)
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 3);
-	gate_close(&g);
+	faulty_gate_close(g, FAULTY_STORE);
 	if (!batch_start(&t, &ds))
 		return;
-	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+	CHECK_EQ(NR, gate_wait_entered(g, 1));
 
-	lock_during_store(&g, &f, true);
+	lock_during_store(g, &f, true);
 	CHECK_EQ(0, data_truncate(&ds, &f, 0));
 	pthread_rwlock_unlock(&f.lock);
 	/* The store still reads them: the orphans stay in the pool until it ends. */
@@ -375,7 +250,7 @@ static void test_truncate_during_store(void)
 	CHECK_EQ(0, atomic_load(&ds.nr_pages));
 	CHECK_EQ(0, f.pages.nr_entries);
 
-	gate_open(&g);
+	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(NR, batch_join(&t));
 	CHECK_EQ(0, atomic_load(&ds.nr_pending));
 	CHECK_EQ(0, pool_in_use(&ds));
@@ -397,7 +272,7 @@ static void test_truncate_partial_during_store(void)
 {
 	static unsigned char expected[P];
 	struct data_space ds;
-	struct gated_backend g;
+	struct faulty_backend *g;
 	struct batch_thread t;
 	struct inode f;
 
@@ -406,17 +281,17 @@ static void test_truncate_partial_during_store(void)
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 4);
-	gate_close(&g);
+	faulty_gate_close(g, FAULTY_STORE);
 	if (!batch_start(&t, &ds))
 		return;
-	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+	CHECK_EQ(NR, gate_wait_entered(g, 1));
 
-	lock_during_store(&g, &f, true);
+	lock_during_store(g, &f, true);
 	CHECK_EQ(0, data_truncate(&ds, &f, P + P / 2));
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(2, atomic_load(&ds.nr_pages));
 
-	gate_open(&g);
+	faulty_gate_open(g, FAULTY_STORE);
 	/* Page 0 evicted, pages 2 and 3 freed as orphans. */
 	CHECK_EQ(3, batch_join(&t));
 	CHECK_EQ(0, atomic_load(&ds.nr_pending));
@@ -442,7 +317,7 @@ static void test_truncate_partial_during_store(void)
 static void test_punch_during_store(void)
 {
 	struct data_space ds;
-	struct gated_backend g;
+	struct faulty_backend *g;
 	struct batch_thread t;
 	struct inode f;
 
@@ -451,16 +326,16 @@ static void test_punch_during_store(void)
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 5);
-	gate_close(&g);
+	faulty_gate_close(g, FAULTY_STORE);
 	if (!batch_start(&t, &ds))
 		return;
-	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+	CHECK_EQ(NR, gate_wait_entered(g, 1));
 
-	lock_during_store(&g, &f, true);
+	lock_during_store(g, &f, true);
 	CHECK_EQ(0, data_punch(&ds, &f, P, 2 * P));
 	pthread_rwlock_unlock(&f.lock);
 
-	gate_open(&g);
+	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(NR, batch_join(&t));
 	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 0));
 	CHECK_EQ(PAGEMAP_KIND_HOLE, kind(&f, 1));
@@ -483,7 +358,7 @@ static void test_punch_during_store(void)
 static void test_release_during_store(void)
 {
 	struct data_space ds;
-	struct gated_backend g;
+	struct faulty_backend *g;
 	struct batch_thread t;
 	struct inode *f = malloc(sizeof(*f));
 
@@ -494,12 +369,12 @@ static void test_release_during_store(void)
 	}
 	file_init(f);
 	write_pages(&ds, f, NR, 6);
-	gate_close(&g);
+	faulty_gate_close(g, FAULTY_STORE);
 	if (!batch_start(&t, &ds))
 		return;
-	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+	CHECK_EQ(NR, gate_wait_entered(g, 1));
 
-	lock_during_store(&g, f, true);
+	lock_during_store(g, f, true);
 	data_release(&ds, f);
 	pthread_rwlock_unlock(&f->lock);
 	pthread_rwlock_destroy(&f->lock);
@@ -507,7 +382,7 @@ static void test_release_during_store(void)
 	CHECK_EQ(NR, pool_in_use(&ds));
 	CHECK_EQ(0, atomic_load(&ds.nr_pages));
 
-	gate_open(&g);
+	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(NR, batch_join(&t));
 	CHECK_EQ(0, atomic_load(&ds.nr_pending));
 	CHECK_EQ(0, pool_in_use(&ds));
@@ -529,7 +404,7 @@ static void test_busy_owner(enum finish_by by)
 	static const unsigned char news[8] = "pending";
 	static unsigned char expected[P];
 	struct data_space ds;
-	struct gated_backend g;
+	struct faulty_backend *g;
 	struct batch_thread t;
 	struct inode f;
 
@@ -541,13 +416,13 @@ static void test_busy_owner(enum finish_by by)
 		return;
 	file_init(&f);
 	write_pages(&ds, &f, NR, 7);
-	gate_close(&g);
+	faulty_gate_close(g, FAULTY_STORE);
 	if (!batch_start(&t, &ds))
 		return;
-	CHECK_EQ(NR, gate_wait_entered(&g, 1));
+	CHECK_EQ(NR, gate_wait_entered(g, 1));
 
-	lock_during_store(&g, &f, false);
-	gate_open(&g);
+	lock_during_store(g, &f, false);
+	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(0, batch_join(&t));
 	CHECK_EQ(NR, atomic_load(&ds.nr_pending));
 	CHECK_EQ(NR, backend_stored(&ds));
@@ -605,7 +480,7 @@ static void test_busy_owner(enum finish_by by)
 static void test_store_failure(void)
 {
 	struct data_space ds;
-	struct gated_backend g;
+	struct faulty_backend *g;
 	struct inode f;
 	uint64_t nr_resident = 0;
 
@@ -615,9 +490,10 @@ static void test_store_failure(void)
 	file_init(&f);
 	write_pages(&ds, &f, NR, 8);
 
-	gate_set_store_max(&g, 0);
+	CHECK_EQ(0, faulty_fail(g, FAULTY_STORE, 1, -EIO, true));
 	CHECK_EQ(0, reclaim_batch(&ds, NULL));
-	CHECK_EQ(1, gate_nr_entered(&g));
+	CHECK_EQ(1, faulty_nr_calls(g, FAULTY_STORE));
+	CHECK_EQ(1, faulty_nr_faulted(g, FAULTY_STORE));
 	CHECK_EQ(NR, atomic_load(&ds.swap.nr_store_failures));
 	CHECK_EQ(0, atomic_load(&ds.nr_pending));
 	CHECK_EQ(NR, pool_in_use(&ds));
@@ -634,8 +510,9 @@ static void test_store_failure(void)
 	}
 
 	/* Only a prefix of two fits: two go, the other two stay. */
-	gate_set_store_max(&g, 2);
+	CHECK_EQ(0, faulty_short_store(g, 1, 2, true));
 	CHECK_EQ(2, reclaim_batch(&ds, NULL));
+	CHECK_EQ(2, faulty_nr_faulted(g, FAULTY_STORE));
 	CHECK_EQ(NR + 2, atomic_load(&ds.swap.nr_store_failures));
 	CHECK_EQ(2, backend_stored(&ds));
 	CHECK_EQ(2, pool_in_use(&ds));
@@ -644,7 +521,7 @@ static void test_store_failure(void)
 		nr_resident += kind(&f, i) == PAGEMAP_KIND_RESIDENT;
 	CHECK_EQ(2, nr_resident);
 
-	gate_set_store_max(&g, -1);
+	faulty_clear(g, FAULTY_STORE);
 	CHECK_EQ(2, reclaim_batch(&ds, NULL));
 	CHECK_EQ(NR, backend_stored(&ds));
 	CHECK_EQ(0, pool_in_use(&ds));
@@ -666,7 +543,7 @@ static void test_filled_and_clean(void)
 {
 	static unsigned char page[P];
 	struct data_space ds;
-	struct gated_backend g;
+	struct faulty_backend *g;
 	struct inode f;
 	uint64_t slot;
 
@@ -683,8 +560,8 @@ static void test_filled_and_clean(void)
 
 	/* One store, of the patterned page only. */
 	CHECK_EQ(2, reclaim_batch(&ds, NULL));
-	CHECK_EQ(1, gate_nr_entered(&g));
-	CHECK_EQ(1, g.nr_last_pages);
+	CHECK_EQ(1, faulty_nr_calls(g, FAULTY_STORE));
+	CHECK_EQ(1, faulty_nr_last(g, FAULTY_STORE));
 	CHECK_EQ(PAGEMAP_KIND_FILLED, kind(&f, 0));
 	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 1));
 	CHECK_EQ(1, atomic_load(&ds.swap.nr_filled_evicted));
@@ -704,7 +581,7 @@ static void test_filled_and_clean(void)
 	check_pattern(&ds, &f, 1, 9); /* the read it was loaded for */
 	CHECK_EQ(1, backend_stored(&ds));
 	CHECK_EQ(1, reclaim_batch(&ds, NULL));
-	CHECK_EQ(1, gate_nr_entered(&g));
+	CHECK_EQ(1, faulty_nr_calls(g, FAULTY_STORE));
 	CHECK_EQ(1, atomic_load(&ds.swap.nr_clean_dropped));
 	CHECK_EQ(1, atomic_load(&ds.swap.nr_evicted));
 	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 1));
@@ -720,7 +597,7 @@ static void test_filled_and_clean(void)
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(0, backend_stored(&ds));
 	CHECK_EQ(1, reclaim_batch(&ds, NULL));
-	CHECK_EQ(2, gate_nr_entered(&g));
+	CHECK_EQ(2, faulty_nr_calls(g, FAULTY_STORE));
 	CHECK_EQ(1, atomic_load(&ds.swap.nr_clean_dropped));
 	CHECK_EQ(2, atomic_load(&ds.swap.nr_evicted));
 	CHECK_EQ(1, backend_stored(&ds));
