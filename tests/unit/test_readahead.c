@@ -967,8 +967,9 @@ static void test_drain_load_failure(bool is_persistent)
 		static unsigned char got[P];
 		uint64_t swapped = 0;
 
-		while (kind(&f, swapped) != PAGEMAP_KIND_SWAPPED)
+		while (swapped < NR_FILE - 1 && kind(&f, swapped) != PAGEMAP_KIND_SWAPPED)
 			swapped++;
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, swapped));
 		/* Still failing: every call fails and changes nothing. */
 		pthread_rwlock_wrlock(&f.lock);
 		CHECK_EQ(-EIO, data_drain(&ds, &f, &from, NR_FILE, &nr_hits));
