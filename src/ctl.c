@@ -21,13 +21,13 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
+#include "tierfs/clock.h"
 #include "tierfs/ctl.h"
 #include "tierfs/drain.h"
 #include "tierfs/fs.h"
@@ -773,14 +773,6 @@ struct ctl_server {
 	char name[108];			/* the abstract name, without its NUL */
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void wake(int fd)
 {
 	uint64_t one = 1;
@@ -808,7 +800,7 @@ static void conn_reply_ready(struct ctl_conn *c)
 {
 	c->reply_len = strlen(c->reply);
 	c->reply_off = 0;
-	c->deadline_ms = now_ms() + CTL_IO_TIMEOUT_MS;
+	c->deadline_ms = clock_now_ms() + CTL_IO_TIMEOUT_MS;
 	atomic_store(&c->state, CONN_WRITING);
 }
 
@@ -902,7 +894,7 @@ static void accept_all(struct ctl_server *srv, uint64_t *paused_until)
 		if (fd < 0) {
 			/* Out of descriptors: leave the backlog be for a while, or spin. */
 			if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
-				*paused_until = now_ms() + 100;
+				*paused_until = clock_now_ms() + 100;
 			return;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len))
@@ -929,7 +921,7 @@ static void accept_all(struct ctl_server *srv, uint64_t *paused_until)
 		}
 		c->fd = fd;
 		c->uid = cred.uid;
-		c->deadline_ms = now_ms() + CTL_IO_TIMEOUT_MS;
+		c->deadline_ms = clock_now_ms() + CTL_IO_TIMEOUT_MS;
 		atomic_store(&c->state, CONN_READING);
 		srv->conns[srv->nr_conns++] = c;
 		atomic_fetch_add(&srv->counters.nr_connections, 1);
@@ -944,7 +936,7 @@ static void *serve_loop(void *arg)
 	uint64_t paused_until = 0;
 
 	while (!atomic_load(&srv->stop)) {
-		uint64_t now = now_ms(), next = now + 60 * 1000;
+		uint64_t now = clock_now_ms(), next = now + 60 * 1000;
 		unsigned int nr = 0, nr_fds;
 
 		/* Past their deadline go; the rest are polled. */
@@ -1366,7 +1358,7 @@ static int wait_fd(int fd, short events, uint64_t deadline)
 	int n;
 
 	for (;;) {
-		now = now_ms();
+		now = clock_now_ms();
 		if (now >= deadline)
 			return -ETIMEDOUT;
 		n = poll(&pfd, 1, (int)(deadline - now));
@@ -1437,7 +1429,7 @@ static int strip_status(char *buf)
 int ctl_request_timeout(const char *path, const char *request, int timeout_ms, char *buf,
 			size_t size)
 {
-	uint64_t deadline = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
+	uint64_t deadline = clock_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
 	char(*names)[108] = NULL;
 	struct ctl_mount m;
 	unsigned int nr, nr_seen = 0;
@@ -1466,7 +1458,7 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 		if (fd >= 0 || !is_busy)
 			break;
 		poll(NULL, 0, 20);
-	} while (now_ms() < deadline);
+	} while (clock_now_ms() < deadline);
 	free(names);
 	/* A tierfs mount, but no daemon of its own listens, or it is stuck. */
 	if (fd < 0)
