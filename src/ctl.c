@@ -27,6 +27,7 @@
 
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
+#include "tierfs/cgroup.h"
 #include "tierfs/clock.h"
 #include "tierfs/ctl.h"
 #include "tierfs/drain.h"
@@ -1136,22 +1137,6 @@ void ctl_server_stop(struct ctl_server *srv)
 	free(srv);
 }
 
-/* Undo mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] && s[3]) {
-			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
-
 /* Whether mountpoint is path or a directory above it. */
 static size_t covers(const char *mountpoint, const char *path)
 {
@@ -1185,7 +1170,7 @@ static int find_mount(const char *path, bool is_exact, struct ctl_mount *m)
 		if (!sep || sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, where) != 3 ||
 		    sscanf(sep, " - %255s", fstype) != 1)
 			continue;
-		unescape(where);
+		cgroup_mountinfo_unescape(where);
 		score = is_exact ? (strcmp(where, path) ? 0 : 1) : covers(where, path);
 		if (!score || score < best)
 			continue;
