@@ -892,6 +892,7 @@ int zpool_test_corrupt(struct tier_backend *b, uint64_t slot)
 const struct tier_backend_ops tier_backend_zpool = {
 	.name = "zpool",
 	.is_sync = true,
+	.is_compressed = true,
 	.create = zpool_create,
 	.destroy = zpool_destroy,
 	.store = zpool_store,

@@ -144,11 +144,13 @@ static int collect_stats(struct tierfs *fs, struct ctl_counters *cc, struct stat
 		ITEM("backend", "meta_bytes", bs.meta_bytes, UNIT_BYTES);
 		ITEM("backend", "reject_full", bs.nr_reject_full, UNIT_COUNT);
 		ITEM("backend", "reject_alloc", bs.nr_reject_alloc, UNIT_COUNT);
-		if (!strcmp(ds->backend->ops->name, "zpool")) {
+		if (ds->backend->ops->is_compressed) {
 			ITEM("backend", "reject_raw", bs.nr_reject_raw, UNIT_COUNT);
 			ITEM("backend", "compression_ratio",
 			     bs.pool_bytes ? bs.stored_bytes * 1000 / bs.pool_bytes : 0,
 			     UNIT_RATIO);
+		}
+		if (bs.nr_shards) {
 			ITEM("backend", "shards", bs.nr_shards, UNIT_COUNT);
 			ITEM("backend", "lock_contended", bs.nr_lock_contended, UNIT_COUNT);
 			ITEM("backend", "max_shard_lock_contended", bs.max_shard_contended,

@@ -43,7 +43,7 @@ struct backend_stats {
 	uint64_t nr_reject_alloc;	/* stores refused: backend memory */
 	uint64_t nr_reject_raw;		/* zpool: stored raw, compressed too poorly */
 	uint64_t nr_lock_contended;	/* zpool: shard lock found taken */
-	uint64_t nr_shards;		/* zpool: lock domains */
+	uint64_t nr_shards;		/* zpool: lock domains; 0: contention not counted */
 	uint64_t max_shard_contended;	/* zpool: nr_lock_contended of the busiest shard */
 	uint64_t nr_decrypt_errors;	/* file: loads whose seal failed, in nr_load_errors too */
 	uint64_t meta_bytes;		/* file: daemon memory for slots: bitmap, seals, key, rings */
@@ -52,6 +52,7 @@ struct backend_stats {
 struct tier_backend_ops {
 	const char *name;		/* "zpool", "ramdisk", "file" */
 	bool is_sync;			/* loads complete in memory, no I/O wait */
+	bool is_compressed;		/* pool_bytes is compressed data; nr_reject_raw counts */
 
 	int (*create)(const struct backend_config *cfg, struct tier_backend **out);
 	void (*destroy)(struct tier_backend *b);
