@@ -59,15 +59,19 @@ struct tier_backend_ops {
 
 	/*
 	 * Store nr pages (PAGE_SIZE bytes each), setting slots[i] for each.
-	 * Stores a prefix: returns how many pages were stored (the first n),
-	 * or -errno when none was (-ENOSPC full, -ENOMEM, -EIO).  The pages
-	 * may be reused as soon as it returns.
+	 * Stores a prefix: returns how many pages were stored (the first n;
+	 * 0 when nr is 0), or -errno when none was: -ENOSPC full, -ENOMEM,
+	 * -EIO, or the file backend's failed write's own (-EFBIG past
+	 * RLIMIT_FSIZE, as the kernel gave it).  The pages may be reused as
+	 * soon as it returns.
 	 */
 	int (*store)(struct tier_backend *b, void *const *pages, unsigned int nr, uint64_t *slots);
 
 	/*
-	 * Load nr slots into pages.  Returns 0, or -errno (-EIO) and then no
-	 * page's content is defined.  Slots stay allocated.
+	 * Load nr slots into pages.  Returns 0, or -errno and then no page's
+	 * content is defined: -EIO (a slot that is not stored included),
+	 * -ENOMEM when the backend had no memory for the load, or the file
+	 * backend's failed read's own.  Slots stay allocated.
 	 */
 	int (*load)(struct tier_backend *b, const uint64_t *slots, void *const *pages,
 		    unsigned int nr);
