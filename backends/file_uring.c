@@ -867,10 +867,7 @@ static bool file_try_direct(int fd)
 	return is_direct;
 }
 
-/*
- * A random key of b's own and room for a seal a slot.  AES-256-GCM where the
- * CPU does it in hardware, expanded once; XChaCha20-Poly1305 elsewhere.
- */
+/* fork() with file_keyed_lock held, so that the child finds the list whole. */
 static void file_atfork_prepare(void)
 {
 	pthread_mutex_lock(&file_keyed_lock);
@@ -893,6 +890,10 @@ static void file_atfork_register(void)
 	pthread_atfork(file_atfork_prepare, file_atfork_parent, file_atfork_child);
 }
 
+/*
+ * A random key of b's own and room for a seal a slot.  AES-256-GCM where the
+ * CPU does it in hardware, expanded once; XChaCha20-Poly1305 elsewhere.
+ */
 static int file_key_new(struct file_backend *b, bool is_aes_allowed)
 {
 	if (sodium_init() < 0)
