@@ -25,6 +25,7 @@
 #include <sodium.h>
 
 #include "tierfs/backend.h"
+#include "tierfs/log.h"
 
 extern const struct tier_backend_ops tier_backend_file;
 
@@ -635,6 +636,8 @@ static void file_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	st->nr_reject_full = atomic_load(&b->nr_reject_full);
 	st->nr_reject_alloc = atomic_load(&b->nr_reject_alloc);
 	st->nr_decrypt_errors = atomic_load(&b->nr_decrypt_errors);
+	st->nr_fallback_buffered = !b->is_direct;
+	st->nr_fallback_sparse = !b->is_preallocated;
 	st->meta_bytes = (b->nr_slots + 63) / 64 * sizeof(*b->bitmap) +
 			 (b->seals ? b->nr_slots * sizeof(*b->seals) : 0) +
 			 (b->key ? sizeof(*b->key) : 0) + atomic_load(&b->ring_bytes) +
@@ -973,8 +976,17 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 			ret = -errno;
 			goto destroy;
 		}
+		log_msg(LOG_WARNING,
+			"backend=file:%s: the filesystem cannot preallocate: the swap file is "
+			"sparse, and a store may find the disk full",
+			cfg->path);
 	}
 	b->is_direct = file_try_direct(b->fd);
+	if (!b->is_direct)
+		log_msg(LOG_WARNING,
+			"backend=file:%s: the filesystem refuses O_DIRECT: the swap file's I/O "
+			"goes through the page cache",
+			cfg->path);
 
 	ret = -ENOMEM;
 	b->bitmap = calloc((b->nr_slots + 63) / 64, sizeof(*b->bitmap));

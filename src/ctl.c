@@ -142,6 +142,8 @@ static int collect_stats(struct tierfs *fs, struct ctl_counters *cc, struct stat
 		ITEM("backend", "load_errors", bs.nr_load_errors, UNIT_COUNT);
 		ITEM("backend", "decrypt_errors", bs.nr_decrypt_errors, UNIT_COUNT);
 		ITEM("backend", "meta_bytes", bs.meta_bytes, UNIT_BYTES);
+		ITEM("backend", "fallback_buffered", bs.nr_fallback_buffered, UNIT_COUNT);
+		ITEM("backend", "fallback_sparse", bs.nr_fallback_sparse, UNIT_COUNT);
 		ITEM("backend", "reject_full", bs.nr_reject_full, UNIT_COUNT);
 		ITEM("backend", "reject_alloc", bs.nr_reject_alloc, UNIT_COUNT);
 		if (ds->backend->ops->is_compressed) {

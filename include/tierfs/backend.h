@@ -47,6 +47,8 @@ struct backend_stats {
 	uint64_t max_shard_contended;	/* zpool: nr_lock_contended of the busiest shard */
 	uint64_t nr_decrypt_errors;	/* file: loads whose seal failed, in nr_load_errors too */
 	uint64_t meta_bytes;		/* file: daemon memory for slots: bitmap, seals, key, rings */
+	uint64_t nr_fallback_buffered;	/* file: no O_DIRECT, I/O via the page cache */
+	uint64_t nr_fallback_sparse;	/* file: no fallocate, a store may find no space */
 };
 
 struct tier_backend_ops {
