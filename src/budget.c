@@ -235,6 +235,14 @@ int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes)
 	return ret;
 }
 
+void budget_get_caps(struct data_space *ds, uint64_t *mem_bytes, uint64_t *limit_bytes)
+{
+	pthread_mutex_lock(&ds->budget_lock);
+	*mem_bytes = ds->mem_cap_pages << PAGE_SHIFT;
+	*limit_bytes = ds->limit_bytes;
+	pthread_mutex_unlock(&ds->budget_lock);
+}
+
 void budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)
 {
 	pthread_mutex_lock(&ds->budget_lock);

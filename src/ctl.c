@@ -67,17 +67,18 @@ static const char *const window_keys[READAHEAD_NR_BUCKETS] = {
 /* Where the budget and the limit in force come from, for the stats. */
 static const char *mem_source(struct tierfs *fs, char *buf, size_t size)
 {
-	uint64_t limit = budget_limit(&fs->data);
-	const char *mem = fs->data.mem_cap_pages ? (fs->opts.mem ? "mem=" : "MemAvailable/2") :
-						   NULL;
+	uint64_t limit = budget_limit(&fs->data), mem_cap, limit_cap;
+	const char *mem;
 	size_t len;
 
+	budget_get_caps(&fs->data, &mem_cap, &limit_cap);
+	mem = mem_cap ? (fs->opts.mem ? "mem=" : "MemAvailable/2") : NULL;
 	if (!limit)
 		return mem ? mem : "none";
 	len = (size_t)snprintf(buf, size, "%s%s", mem ? mem : "", mem ? " and " : "");
 	if (len >= size)
 		return buf;
-	if (limit == fs->data.limit_bytes) {
+	if (limit == limit_cap) {
 		snprintf(buf + len, size - len, "memlimit=");
 	} else if (limit == fs->fallback_limit && !fs->memcg.limit) {
 		snprintf(buf + len, size - len, "MemAvailable at mount");
@@ -501,8 +502,7 @@ static void set_limits(struct tierfs *fs, uint64_t size_bytes, uint64_t nr_inode
 static int handle_set(struct tierfs *fs, const char *verb, const char *args, char *buf, size_t size)
 {
 	struct data_space *ds = &fs->data;
-	uint64_t mem = ds->mem_cap_pages << PAGE_SHIFT, limit = ds->limit_bytes;
-	uint64_t size_bytes = fs->opts.size, nr_inodes = fs->opts.nr_inodes;
+	uint64_t mem, limit, size_bytes = fs->opts.size, nr_inodes = fs->opts.nr_inodes;
 	enum readahead_policy policy = (enum readahead_policy)atomic_load(&ds->ra.policy);
 	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
 	char copy[CTL_REQUEST_MAX], *save = NULL, *pair, *cgroup = NULL;
@@ -511,6 +511,7 @@ static int handle_set(struct tierfs *fs, const char *verb, const char *args, cha
 	bool has_mem = false, has_budget = false, has_limits = false, has_other = false;
 	int nr = 0, ret;
 
+	budget_get_caps(ds, &mem, &limit);
 	snprintf(copy, sizeof(copy), "%s", args);
 	for (pair = strtok_r(copy, " ", &save); pair; pair = strtok_r(NULL, " ", &save), nr++) {
 		char *val = strchr(pair, '=');
