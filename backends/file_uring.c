@@ -25,6 +25,7 @@
 #include <sodium.h>
 
 #include "tierfs/backend.h"
+#include "tierfs/log.h"
 
 extern const struct tier_backend_ops tier_backend_file;
 
@@ -635,6 +636,8 @@ static void file_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	st->nr_reject_full = atomic_load(&b->nr_reject_full);
 	st->nr_reject_alloc = atomic_load(&b->nr_reject_alloc);
 	st->nr_decrypt_errors = atomic_load(&b->nr_decrypt_errors);
+	st->nr_fallback_buffered = !b->is_direct;
+	st->nr_fallback_sparse = !b->is_preallocated;
 	st->meta_bytes = (b->nr_slots + 63) / 64 * sizeof(*b->bitmap) +
 			 (b->seals ? b->nr_slots * sizeof(*b->seals) : 0) +
 			 (b->key ? sizeof(*b->key) : 0) + atomic_load(&b->ring_bytes) +
@@ -714,19 +717,21 @@ static int file_check_dir_stat(const char *name, const struct stat *st, char *wh
  * dir and every directory above it, as OpenSSH's StrictModes checks a key
  * file's: whoever may rename an ancestor may put a directory of theirs in
  * its place.  Symlinks on the way are resolved first, so the directories
- * checked are the ones the file will be in.
+ * checked are the ones the file will be in; resolved (PATH_MAX bytes) gets
+ * dir's own resolved name, for the swap file to be opened by.
  */
-static int file_check_dirs(const char *dir, char *why, size_t why_len)
+static int file_check_dirs(const char *dir, char *resolved, char *why, size_t why_len)
 {
 	char real[PATH_MAX];
 	struct stat st;
 	int ret;
 
-	if (!realpath(dir, real)) {
+	if (!realpath(dir, resolved)) {
 		ret = -errno;
 		snprintf(why, why_len, "%s: %s", dir, strerror(-ret));
 		return ret;
 	}
+	memcpy(real, resolved, PATH_MAX);
 	for (;;) {
 		char *slash = strrchr(real, '/');
 
@@ -760,7 +765,9 @@ static int file_dir_of(const char *path, bool is_dir, char *dir, size_t len)
 	return 0;
 }
 
-int file_backend_check_path(const char *path, struct stat *st, char *why, size_t why_len)
+/* file_backend_check_path(), and the resolved name of the directory it checked in dir_resolved. */
+static int file_check_path(const char *path, struct stat *st, char *dir_resolved, char *why,
+			   size_t why_len)
 {
 	char dir[PATH_MAX];
 	int ret;
@@ -786,31 +793,36 @@ int file_backend_check_path(const char *path, struct stat *st, char *why, size_t
 		snprintf(why, why_len, "%s: %s", path, strerror(-ret));
 		return ret;
 	}
-	return file_check_dirs(dir, why, why_len);
+	return file_check_dirs(dir, dir_resolved, why, why_len);
+}
+
+int file_backend_check_path(const char *path, struct stat *st, char *why, size_t why_len)
+{
+	char dir_resolved[PATH_MAX];
+
+	return file_check_path(path, st, dir_resolved, why, why_len);
 }
 
 /*
  * An anonymous file for path: O_TMPFILE in path when it is a directory, else
  * in its parent directory, so that the data never has a name; where the
  * filesystem has no O_TMPFILE, path itself is created 0600 O_EXCL and
- * unlinked at once.  The directory is opened once, without following a
- * symlink in path's last component, and checked again through that fd, so
- * that what was checked by name is what the file goes into.
- * Returns the fd or -errno.
+ * unlinked at once.  The directory is opened once, by the name
+ * file_check_path() resolved it to (dir) and without following a symlink
+ * there, and checked again through that fd, so that what was checked is
+ * what the file goes into: a symlink put in place since is refused, never
+ * followed.  Returns the fd or -errno.
  */
-static int file_open_anonymous(const char *path, bool is_dir)
+static int file_open_anonymous(const char *path, const char *dir, bool is_dir)
 {
-	char dir[PATH_MAX], why[PATH_MAX + 64];
+	char why[PATH_MAX + 64];
 	const char *base = strrchr(path, '/');
 	struct stat st;
 	int dfd, fd, err;
 
-	err = file_dir_of(path, is_dir, dir, sizeof(dir));
-	if (err < 0)
-		return err;
-	dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC | (is_dir ? O_NOFOLLOW : 0));
+	dfd = open(dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (dfd < 0)
-		return errno == ENOTDIR && is_dir ? -ELOOP : -errno;
+		return errno == ENOTDIR ? -ELOOP : -errno;
 	if (fstat(dfd, &st) < 0) {
 		fd = -errno;
 		goto close_dir;
@@ -867,10 +879,7 @@ static bool file_try_direct(int fd)
 	return is_direct;
 }
 
-/*
- * A random key of b's own and room for a seal a slot.  AES-256-GCM where the
- * CPU does it in hardware, expanded once; XChaCha20-Poly1305 elsewhere.
- */
+/* fork() with file_keyed_lock held, so that the child finds the list whole. */
 static void file_atfork_prepare(void)
 {
 	pthread_mutex_lock(&file_keyed_lock);
@@ -893,6 +902,10 @@ static void file_atfork_register(void)
 	pthread_atfork(file_atfork_prepare, file_atfork_parent, file_atfork_child);
 }
 
+/*
+ * A random key of b's own and room for a seal a slot.  AES-256-GCM where the
+ * CPU does it in hardware, expanded once; XChaCha20-Poly1305 elsewhere.
+ */
 static int file_key_new(struct file_backend *b, bool is_aes_allowed)
 {
 	if (sodium_init() < 0)
@@ -928,7 +941,7 @@ static int file_key_new(struct file_backend *b, bool is_aes_allowed)
 static int file_create(const struct backend_config *cfg, struct tier_backend **out)
 {
 	uint64_t capacity = cfg->capacity_bytes;
-	char why[PATH_MAX + 64];
+	char why[PATH_MAX + 64], dir[PATH_MAX];
 	struct file_backend *b;
 	bool is_dir;
 	struct stat st;
@@ -937,7 +950,7 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 
 	if (!cfg->path || !cfg->path[0])
 		return -EINVAL;
-	ret = file_backend_check_path(cfg->path, &st, why, sizeof(why));
+	ret = file_check_path(cfg->path, &st, dir, why, sizeof(why));
 	if (ret < 0)
 		return ret;
 	is_dir = S_ISDIR(st.st_mode);
@@ -957,7 +970,7 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 	pthread_mutex_init(&b->alloc_lock, NULL);
 	b->nr_slots = capacity / PAGE_SIZE;
 
-	ret = file_open_anonymous(cfg->path, is_dir);
+	ret = file_open_anonymous(cfg->path, dir, is_dir);
 	if (ret < 0)
 		goto destroy;
 	b->fd = ret;
@@ -972,8 +985,17 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 			ret = -errno;
 			goto destroy;
 		}
+		log_msg(LOG_WARNING,
+			"backend=file:%s: the filesystem cannot preallocate: the swap file is "
+			"sparse, and a store may find the disk full",
+			cfg->path);
 	}
 	b->is_direct = file_try_direct(b->fd);
+	if (!b->is_direct)
+		log_msg(LOG_WARNING,
+			"backend=file:%s: the filesystem refuses O_DIRECT: the swap file's I/O "
+			"goes through the page cache",
+			cfg->path);
 
 	ret = -ENOMEM;
 	b->bitmap = calloc((b->nr_slots + 63) / 64, sizeof(*b->bitmap));

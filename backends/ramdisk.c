@@ -277,6 +277,8 @@ static int ramdisk_store(struct tier_backend *tb, void *const *pages, unsigned i
 	unsigned int done = 0;
 	int err = -ENOSPC;
 
+	if (!nr)
+		return 0;
 	/* The home shard first, then the others in turn once it is full. */
 	for (unsigned int k = 0; k < rd->nr_shards && done < nr; k++) {
 		struct ramdisk_shard *sh = &rd->shards[(home + k) % rd->nr_shards];

@@ -649,8 +649,10 @@ static int zpool_load(struct tier_backend *b, const uint64_t *slots, void *const
 			goto invalid;
 		if (!t) {
 			t = zpool_tctx_get(pool);
-			if (!t)
+			if (!t) {
+				atomic_fetch_add(&pool->nr_load_errors, 1);
 				return -ENOMEM;
+			}
 		}
 		zpool_shard_lock(sh);
 		e = &sh->entries[idx];
@@ -679,7 +681,7 @@ static int zpool_load(struct tier_backend *b, const uint64_t *slots, void *const
 
 invalid:
 	atomic_fetch_add(&pool->nr_load_errors, 1);
-	return -EINVAL;
+	return -EIO;
 }
 
 static void zpool_free(struct tier_backend *b, const uint64_t *slots, unsigned int nr)
@@ -892,6 +894,7 @@ int zpool_test_corrupt(struct tier_backend *b, uint64_t slot)
 const struct tier_backend_ops tier_backend_zpool = {
 	.name = "zpool",
 	.is_sync = true,
+	.is_compressed = true,
 	.create = zpool_create,
 	.destroy = zpool_destroy,
 	.store = zpool_store,

@@ -7,11 +7,11 @@
 #include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
+#include "tierfs/clock.h"
 #include "tierfs/data.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
@@ -67,14 +67,6 @@ static uint64_t rss_anon_bytes(void)
 	fclose(f);
 	return n == 3 && resident > shared ? (resident - shared) * (uint64_t)sysconf(_SC_PAGESIZE) :
 					     0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* The tighter of memlimit= and the daemon's surroundings; budget_lock held. */
@@ -207,7 +199,7 @@ static void update_locked(struct data_space *ds)
 	atomic_store(&ds->is_backend_tight, is_full || bs.stored_pages * 2 >= bs.capacity_bytes >> PAGE_SHIFT);
 	atomic_store(&ds->capacity_x1024, capacity_locked(ds, mem, limit, data_bytes, &bs, &weight));
 	atomic_store(&ds->filled_weight, weight);
-	ds->budget_stamp_ns = now_ns();
+	ds->budget_stamp_ns = clock_now_ns();
 	if (mem < old && ds->backend && pagepool_nr_in_use(ds->pool) > mem - mem / 16)
 		reclaim_kick(ds);
 }
@@ -219,7 +211,7 @@ void budget_update(struct data_space *ds, bool force)
 	} else {
 		if (pthread_mutex_trylock(&ds->budget_lock))
 			return; /* someone is at it */
-		if (now_ns() - ds->budget_stamp_ns < BUDGET_INTERVAL_NS) {
+		if (clock_now_ns() - ds->budget_stamp_ns < BUDGET_INTERVAL_NS) {
 			pthread_mutex_unlock(&ds->budget_lock);
 			return;
 		}
@@ -241,6 +233,14 @@ int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes)
 	}
 	pthread_mutex_unlock(&ds->budget_lock);
 	return ret;
+}
+
+void budget_get_caps(struct data_space *ds, uint64_t *mem_bytes, uint64_t *limit_bytes)
+{
+	pthread_mutex_lock(&ds->budget_lock);
+	*mem_bytes = ds->mem_cap_pages << PAGE_SHIFT;
+	*limit_bytes = ds->limit_bytes;
+	pthread_mutex_unlock(&ds->budget_lock);
 }
 
 void budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)

@@ -89,14 +89,19 @@ static int cgroup_read_u64(const char *path, uint64_t *out)
 	return 0;
 }
 
-/* Undo mountinfo's \ooo escapes (space, tab, newline, backslash) in place. */
-static void cgroup_unescape(char *s)
+static bool cgroup_is_octal(char c)
+{
+	return c >= '0' && c <= '7';
+}
+
+void cgroup_mountinfo_unescape(char *s)
 {
 	char *out = s;
 
 	while (*s) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-		    s[3] >= '0' && s[3] <= '7') {
+		/* A byte's worth, never NUL: anything else was not written by the kernel. */
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && cgroup_is_octal(s[2]) &&
+		    cgroup_is_octal(s[3]) && (s[1] != '0' || s[2] != '0' || s[3] != '0')) {
 			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
 			s += 4;
 		} else {
@@ -143,8 +148,8 @@ static void cgroup_parse_mount(char *line, const char *prefix, struct cgroup_roo
 	super = strtok_r(NULL, " \n", &save);
 	if (!super)
 		return;
-	cgroup_unescape(field[3]);
-	cgroup_unescape(field[4]);
+	cgroup_mountinfo_unescape(field[3]);
+	cgroup_mountinfo_unescape(field[4]);
 	if (field[3][0] != '/' || field[4][0] != '/')
 		return;
 	if (!strcmp(fstype, "cgroup2"))

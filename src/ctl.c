@@ -21,13 +21,14 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <jansson.h>
 
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
+#include "tierfs/cgroup.h"
+#include "tierfs/clock.h"
 #include "tierfs/ctl.h"
 #include "tierfs/drain.h"
 #include "tierfs/fs.h"
@@ -66,17 +67,18 @@ static const char *const window_keys[READAHEAD_NR_BUCKETS] = {
 /* Where the budget and the limit in force come from, for the stats. */
 static const char *mem_source(struct tierfs *fs, char *buf, size_t size)
 {
-	uint64_t limit = budget_limit(&fs->data);
-	const char *mem = fs->data.mem_cap_pages ? (fs->opts.mem ? "mem=" : "MemAvailable/2") :
-						   NULL;
+	uint64_t limit = budget_limit(&fs->data), mem_cap, limit_cap;
+	const char *mem;
 	size_t len;
 
+	budget_get_caps(&fs->data, &mem_cap, &limit_cap);
+	mem = mem_cap ? (fs->opts.mem ? "mem=" : "MemAvailable/2") : NULL;
 	if (!limit)
 		return mem ? mem : "none";
 	len = (size_t)snprintf(buf, size, "%s%s", mem ? mem : "", mem ? " and " : "");
 	if (len >= size)
 		return buf;
-	if (limit == fs->data.limit_bytes) {
+	if (limit == limit_cap) {
 		snprintf(buf + len, size - len, "memlimit=");
 	} else if (limit == fs->fallback_limit && !fs->memcg.limit) {
 		snprintf(buf + len, size - len, "MemAvailable at mount");
@@ -141,13 +143,17 @@ static int collect_stats(struct tierfs *fs, struct ctl_counters *cc, struct stat
 		ITEM("backend", "load_errors", bs.nr_load_errors, UNIT_COUNT);
 		ITEM("backend", "decrypt_errors", bs.nr_decrypt_errors, UNIT_COUNT);
 		ITEM("backend", "meta_bytes", bs.meta_bytes, UNIT_BYTES);
+		ITEM("backend", "fallback_buffered", bs.nr_fallback_buffered, UNIT_COUNT);
+		ITEM("backend", "fallback_sparse", bs.nr_fallback_sparse, UNIT_COUNT);
 		ITEM("backend", "reject_full", bs.nr_reject_full, UNIT_COUNT);
 		ITEM("backend", "reject_alloc", bs.nr_reject_alloc, UNIT_COUNT);
-		if (!strcmp(ds->backend->ops->name, "zpool")) {
+		if (ds->backend->ops->is_compressed) {
 			ITEM("backend", "reject_raw", bs.nr_reject_raw, UNIT_COUNT);
 			ITEM("backend", "compression_ratio",
 			     bs.pool_bytes ? bs.stored_bytes * 1000 / bs.pool_bytes : 0,
 			     UNIT_RATIO);
+		}
+		if (bs.nr_shards) {
 			ITEM("backend", "shards", bs.nr_shards, UNIT_COUNT);
 			ITEM("backend", "lock_contended", bs.nr_lock_contended, UNIT_COUNT);
 			ITEM("backend", "max_shard_lock_contended", bs.max_shard_contended,
@@ -496,8 +502,7 @@ static void set_limits(struct tierfs *fs, uint64_t size_bytes, uint64_t nr_inode
 static int handle_set(struct tierfs *fs, const char *verb, const char *args, char *buf, size_t size)
 {
 	struct data_space *ds = &fs->data;
-	uint64_t mem = ds->mem_cap_pages << PAGE_SHIFT, limit = ds->limit_bytes;
-	uint64_t size_bytes = fs->opts.size, nr_inodes = fs->opts.nr_inodes;
+	uint64_t mem, limit, size_bytes = fs->opts.size, nr_inodes = fs->opts.nr_inodes;
 	enum readahead_policy policy = (enum readahead_policy)atomic_load(&ds->ra.policy);
 	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
 	char copy[CTL_REQUEST_MAX], *save = NULL, *pair, *cgroup = NULL;
@@ -506,6 +511,7 @@ static int handle_set(struct tierfs *fs, const char *verb, const char *args, cha
 	bool has_mem = false, has_budget = false, has_limits = false, has_other = false;
 	int nr = 0, ret;
 
+	budget_get_caps(ds, &mem, &limit);
 	snprintf(copy, sizeof(copy), "%s", args);
 	for (pair = strtok_r(copy, " ", &save); pair; pair = strtok_r(NULL, " ", &save), nr++) {
 		char *val = strchr(pair, '=');
@@ -773,14 +779,6 @@ struct ctl_server {
 	char name[108];			/* the abstract name, without its NUL */
 };
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static void wake(int fd)
 {
 	uint64_t one = 1;
@@ -808,7 +806,7 @@ static void conn_reply_ready(struct ctl_conn *c)
 {
 	c->reply_len = strlen(c->reply);
 	c->reply_off = 0;
-	c->deadline_ms = now_ms() + CTL_IO_TIMEOUT_MS;
+	c->deadline_ms = clock_now_ms() + CTL_IO_TIMEOUT_MS;
 	atomic_store(&c->state, CONN_WRITING);
 }
 
@@ -902,7 +900,7 @@ static void accept_all(struct ctl_server *srv, uint64_t *paused_until)
 		if (fd < 0) {
 			/* Out of descriptors: leave the backlog be for a while, or spin. */
 			if (errno == EMFILE || errno == ENFILE || errno == ENOMEM)
-				*paused_until = now_ms() + 100;
+				*paused_until = clock_now_ms() + 100;
 			return;
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len))
@@ -929,7 +927,7 @@ static void accept_all(struct ctl_server *srv, uint64_t *paused_until)
 		}
 		c->fd = fd;
 		c->uid = cred.uid;
-		c->deadline_ms = now_ms() + CTL_IO_TIMEOUT_MS;
+		c->deadline_ms = clock_now_ms() + CTL_IO_TIMEOUT_MS;
 		atomic_store(&c->state, CONN_READING);
 		srv->conns[srv->nr_conns++] = c;
 		atomic_fetch_add(&srv->counters.nr_connections, 1);
@@ -944,7 +942,7 @@ static void *serve_loop(void *arg)
 	uint64_t paused_until = 0;
 
 	while (!atomic_load(&srv->stop)) {
-		uint64_t now = now_ms(), next = now + 60 * 1000;
+		uint64_t now = clock_now_ms(), next = now + 60 * 1000;
 		unsigned int nr = 0, nr_fds;
 
 		/* Past their deadline go; the rest are polled. */
@@ -1144,22 +1142,6 @@ void ctl_server_stop(struct ctl_server *srv)
 	free(srv);
 }
 
-/* Undo mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] && s[3]) {
-			*out++ = (char)((s[1] - '0') << 6 | (s[2] - '0') << 3 | (s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
-
 /* Whether mountpoint is path or a directory above it. */
 static size_t covers(const char *mountpoint, const char *path)
 {
@@ -1193,7 +1175,7 @@ static int find_mount(const char *path, bool is_exact, struct ctl_mount *m)
 		if (!sep || sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, where) != 3 ||
 		    sscanf(sep, " - %255s", fstype) != 1)
 			continue;
-		unescape(where);
+		cgroup_mountinfo_unescape(where);
 		score = is_exact ? (strcmp(where, path) ? 0 : 1) : covers(where, path);
 		if (!score || score < best)
 			continue;
@@ -1366,7 +1348,7 @@ static int wait_fd(int fd, short events, uint64_t deadline)
 	int n;
 
 	for (;;) {
-		now = now_ms();
+		now = clock_now_ms();
 		if (now >= deadline)
 			return -ETIMEDOUT;
 		n = poll(&pfd, 1, (int)(deadline - now));
@@ -1437,7 +1419,7 @@ static int strip_status(char *buf)
 int ctl_request_timeout(const char *path, const char *request, int timeout_ms, char *buf,
 			size_t size)
 {
-	uint64_t deadline = now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
+	uint64_t deadline = clock_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
 	char(*names)[108] = NULL;
 	struct ctl_mount m;
 	unsigned int nr, nr_seen = 0;
@@ -1466,7 +1448,7 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 		if (fd >= 0 || !is_busy)
 			break;
 		poll(NULL, 0, 20);
-	} while (now_ms() < deadline);
+	} while (clock_now_ms() < deadline);
 	free(names);
 	/* A tierfs mount, but no daemon of its own listens, or it is stuck. */
 	if (fd < 0)

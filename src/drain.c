@@ -8,9 +8,9 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "tierfs/backend.h"
+#include "tierfs/clock.h"
 #include "tierfs/data.h"
 #include "tierfs/drain.h"
 #include "tierfs/fs.h"
@@ -24,14 +24,6 @@ static const char *const state_names[] = {
 	[DRAIN_IDLE] = "idle",	     [DRAIN_RUNNING] = "running", [DRAIN_DONE] = "done",
 	[DRAIN_STOPPED] = "stopped", [DRAIN_FAILED] = "failed",
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 const char *drain_state_name(enum drain_state state)
 {
@@ -109,7 +101,7 @@ static void *drain_thread(void *arg)
 			 "pages kept being swapped out behind the drain");
 	}
 	d->state = state;
-	d->end_ns = now_ns();
+	d->end_ns = clock_now_ns();
 	log_msg(state == DRAIN_DONE ? LOG_INFO : LOG_WARNING,
 		"drain %s after %llu of %llu pages in %llu ms%s%s", drain_state_name(state),
 		(unsigned long long)atomic_load(&d->nr_done), (unsigned long long)d->nr_total,
@@ -156,7 +148,7 @@ int drain_start(struct tierfs *fs, char *msg, size_t size)
 	atomic_store(&d->nr_hits, 0);
 	atomic_store(&d->stop, false);
 	d->error[0] = '\0';
-	d->start_ns = now_ns();
+	d->start_ns = clock_now_ns();
 	atomic_store(&ds->is_draining, true);
 	err = pthread_create(&d->thread, NULL, drain_thread, fs);
 	if (err) {
@@ -194,7 +186,7 @@ void drain_get_status(struct drain *d, struct drain_status *st)
 	st->nr_done = atomic_load(&d->nr_done);
 	st->nr_hits = atomic_load(&d->nr_hits);
 	st->nr_total = d->nr_total;
-	end = d->state == DRAIN_RUNNING ? now_ns() : d->end_ns;
+	end = d->state == DRAIN_RUNNING ? clock_now_ns() : d->end_ns;
 	st->elapsed_ms = d->state == DRAIN_IDLE ? 0 : (end - d->start_ns) / 1000000;
 	st->bytes_per_sec = st->elapsed_ms ? st->nr_done * PAGE_SIZE * 1000 / st->elapsed_ms : 0;
 	snprintf(st->error, sizeof(st->error), "%s", d->error);

@@ -5,8 +5,8 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
-#include <time.h>
 
+#include "tierfs/clock.h"
 #include "tierfs/log.h"
 
 static bool is_syslog;
@@ -40,18 +40,11 @@ void log_msg(int priority, const char *fmt, ...)
 	va_end(ap);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Whether a message may go now, and how many were held back before it. */
 static bool may_log(struct log_ratelimit *rl, uint64_t *nr_suppressed)
 {
-	uint64_t now = now_ns(), next = atomic_load_explicit(&rl->next_ns, memory_order_relaxed);
+	uint64_t now = clock_now_ns();
+	uint64_t next = atomic_load_explicit(&rl->next_ns, memory_order_relaxed);
 
 	if (now < next ||
 	    !atomic_compare_exchange_strong(&rl->next_ns, &next,

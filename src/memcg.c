@@ -42,6 +42,7 @@ uint64_t memcg_probe(struct memcg_watch *w)
 static void follow_limit(struct memcg_watch *w)
 {
 	struct data_space *ds = w->ds;
+	uint64_t mem_cap, limit_cap;
 	struct cgroup_limit cl;
 
 	if (cgroup_limit(&w->roots, w->v1, w->v2, &cl) || cl.limit_bytes == w->limit)
@@ -54,8 +55,9 @@ static void follow_limit(struct memcg_watch *w)
 	log_msg(LOG_INFO, "the cgroup's memory limit is now %llu MiB (%s)",
 		(unsigned long long)(cl.limit_bytes >> 20), cl.limit_bytes ? cl.source : "none");
 	/* Lifted with nothing else to bound it: the budget in force stays, as mem=. */
-	if (!cl.limit_bytes && !w->fallback_limit && !ds->mem_cap_pages && !ds->limit_bytes)
-		budget_set(ds, ds->mem_pages << PAGE_SHIFT, 0);
+	budget_get_caps(ds, &mem_cap, &limit_cap);
+	if (!cl.limit_bytes && !w->fallback_limit && !mem_cap && !limit_cap)
+		budget_set(ds, atomic_load(&ds->mem_pages) << PAGE_SHIFT, 0);
 	budget_set_env_limit(ds, cl.limit_bytes ? cl.limit_bytes : w->fallback_limit);
 }
 

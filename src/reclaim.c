@@ -14,6 +14,7 @@
 
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
+#include "tierfs/clock.h"
 #include "tierfs/data.h"
 #include "tierfs/log.h"
 #include "tierfs/ns.h"
@@ -430,18 +431,18 @@ void reclaim_kick(struct data_space *ds)
 	pthread_mutex_unlock(&ds->reclaim_lock);
 }
 
-/* Sleep up to ms unless kicked; reclaim_lock held. */
+/*
+ * Sleep up to ms unless kicked; reclaim_lock held.  The wait names its clock
+ * itself, so a step of the date can neither stretch nor cut it short
+ * whatever attributes reclaim_wake was made with.
+ */
 static void wait_ms(struct data_space *ds, long ms)
 {
-	struct timespec ts;
+	uint64_t deadline = clock_now_ns() + (uint64_t)ms * 1000000;
+	struct timespec ts = { .tv_sec = (time_t)(deadline / 1000000000),
+			       .tv_nsec = (long)(deadline % 1000000000) };
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += ms * 1000 * 1000;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	pthread_cond_timedwait(&ds->reclaim_wake, &ds->reclaim_lock, &ts);
+	pthread_cond_clockwait(&ds->reclaim_wake, &ds->reclaim_lock, CLOCK_MONOTONIC, &ts);
 }
 
 static void *reclaimer(void *arg)

@@ -7,22 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "tierfs/clock.h"
 #include "tierfs/pagemap.h"
 #include "tierfs/tenant.h"
 
 /* A tenant's cgroup limit is read again at most this often. */
 #define TENANT_CHECK_NS (1000ULL * 1000 * 1000)
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void tenants_init(struct tenants *t, unsigned int share_pct)
 {
@@ -54,7 +46,7 @@ static void update_share(struct tenants *t, struct tenant *tn)
 	uint64_t share = 0;
 	int err;
 
-	tn->checked_ns = now_ns();
+	tn->checked_ns = clock_now_ns();
 	if (tn->is_set)
 		return;
 	err = uses_v2(t) ? cgroup_limit(&t->roots, "", tn->path, &cl) :
@@ -108,7 +100,7 @@ struct lru_lists *tenants_charge(struct tenants *t, struct lru *lru, pid_t pid)
 		return NULL;
 	pthread_mutex_lock(&t->lock);
 	tn = find_or_add(t, lru, path);
-	if (tn && now_ns() - tn->checked_ns > TENANT_CHECK_NS)
+	if (tn && clock_now_ns() - tn->checked_ns > TENANT_CHECK_NS)
 		update_share(t, tn);
 	pthread_mutex_unlock(&t->lock);
 	return tn ? &tn->lists : NULL;

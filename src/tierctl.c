@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tierfs/clock.h"
 #include "tierfs/ctl.h"
 #include "tierfs/options.h"
 
@@ -265,20 +266,12 @@ static void show_progress(const struct drain_progress *st, bool is_tty)
 		bar, percent, st->pages_done, st->pages_total, st->bytes_per_sec / 1000000, eta);
 }
 
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
-
 static int cmd_drain(const char *mnt, int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal }; /* no SA_RESTART: wake the sleep */
 	const struct timespec poll_interval = { .tv_nsec = 200 * 1000 * 1000 };
 	bool is_tty = isatty(STDERR_FILENO), is_stopping = false;
-	uint64_t last_line_ms = now_ms();
+	uint64_t last_line_ms = clock_now_ms();
 	struct drain_progress st;
 	int ret;
 
@@ -334,9 +327,9 @@ static int cmd_drain(const char *mnt, int argc, char **argv)
 			break;
 		if (is_tty) {
 			show_progress(&st, true);
-		} else if (now_ms() - last_line_ms >= 1000) {
+		} else if (clock_now_ms() - last_line_ms >= 1000) {
 			show_progress(&st, false);
-			last_line_ms = now_ms();
+			last_line_ms = clock_now_ms();
 		}
 		nanosleep(&poll_interval, NULL);
 	}

@@ -43,30 +43,37 @@ struct backend_stats {
 	uint64_t nr_reject_alloc;	/* stores refused: backend memory */
 	uint64_t nr_reject_raw;		/* zpool: stored raw, compressed too poorly */
 	uint64_t nr_lock_contended;	/* zpool: shard lock found taken */
-	uint64_t nr_shards;		/* zpool: lock domains */
+	uint64_t nr_shards;		/* zpool: lock domains; 0: contention not counted */
 	uint64_t max_shard_contended;	/* zpool: nr_lock_contended of the busiest shard */
 	uint64_t nr_decrypt_errors;	/* file: loads whose seal failed, in nr_load_errors too */
 	uint64_t meta_bytes;		/* file: daemon memory for slots: bitmap, seals, key, rings */
+	uint64_t nr_fallback_buffered;	/* file: no O_DIRECT, I/O via the page cache */
+	uint64_t nr_fallback_sparse;	/* file: no fallocate, a store may find no space */
 };
 
 struct tier_backend_ops {
 	const char *name;		/* "zpool", "ramdisk", "file" */
 	bool is_sync;			/* loads complete in memory, no I/O wait */
+	bool is_compressed;		/* pool_bytes is compressed data; nr_reject_raw counts */
 
 	int (*create)(const struct backend_config *cfg, struct tier_backend **out);
 	void (*destroy)(struct tier_backend *b);
 
 	/*
 	 * Store nr pages (PAGE_SIZE bytes each), setting slots[i] for each.
-	 * Stores a prefix: returns how many pages were stored (the first n),
-	 * or -errno when none was (-ENOSPC full, -ENOMEM, -EIO).  The pages
-	 * may be reused as soon as it returns.
+	 * Stores a prefix: returns how many pages were stored (the first n;
+	 * 0 when nr is 0), or -errno when none was: -ENOSPC full, -ENOMEM,
+	 * -EIO, or the file backend's failed write's own (-EFBIG past
+	 * RLIMIT_FSIZE, as the kernel gave it).  The pages may be reused as
+	 * soon as it returns.
 	 */
 	int (*store)(struct tier_backend *b, void *const *pages, unsigned int nr, uint64_t *slots);
 
 	/*
-	 * Load nr slots into pages.  Returns 0, or -errno (-EIO) and then no
-	 * page's content is defined.  Slots stay allocated.
+	 * Load nr slots into pages.  Returns 0, or -errno and then no page's
+	 * content is defined: -EIO (a slot that is not stored included),
+	 * -ENOMEM when the backend had no memory for the load, or the file
+	 * backend's failed read's own.  Slots stay allocated.
 	 */
 	int (*load)(struct tier_backend *b, const uint64_t *slots, void *const *pages,
 		    unsigned int nr);

@@ -50,6 +50,12 @@ void budget_footprint(struct data_space *ds, struct budget_footprint *out);
 int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes);
 
 /*
+ * The caps budget_set() last took, both read in one hold of budget_lock:
+ * mem= in bytes and memlimit=, 0 = none.
+ */
+void budget_get_caps(struct data_space *ds, uint64_t *mem_bytes, uint64_t *limit_bytes);
+
+/*
  * The limit the daemon's surroundings set: its memory cgroup's, or for a
  * RAM backend with none the memory the machine had available; 0 = none.
  * The tighter of it and memlimit= bounds the footprint.

@@ -41,6 +41,13 @@ struct cgroup_roots {
 int cgroup_roots_find(const char *prefix, struct cgroup_roots *out);
 
 /*
+ * Undo mountinfo's escapes in place: the kernel writes a space, tab, newline
+ * or backslash in a path as \ooo, three octal digits.  Only that is undone,
+ * for a byte from \001 to \377; any other backslash stays as it is.
+ */
+void cgroup_mountinfo_unescape(char *s);
+
+/*
  * Parse a /proc/PID/cgroup file: the path of the v1 memory cgroup (a line
  * "N:...,memory,...:/a/b") into v1 and of the v2 cgroup (a line "0::/a/b")
  * into v2, "" for one that is absent.  Either buffer may be NULL.  Lines that

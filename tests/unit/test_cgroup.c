@@ -187,6 +187,39 @@ static void test_limits(void)
 	check_limit(&r, "container/proc/301/cgroup", 0, NULL, 0);
 }
 
+/* Only \ooo that makes a byte other than NUL is an escape; the rest stays as it is. */
+static void test_unescape(void)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "/mnt/a\\040b", "/mnt/a b" },
+		{ "\\011\\012\\134", "\t\n\\" },
+		{ "\\377", "\377" },
+		{ "\\001x", "\001x" },
+		{ "/a\\134040", "/a\\040" }, /* an escaped backslash, then digits */
+		{ "\\000", "\\000" },	     /* NUL would cut the path short */
+		{ "\\400", "\\400" },	     /* more than a byte */
+		{ "\\089", "\\089" },	     /* not octal */
+		{ "\\04x", "\\04x" },
+		{ "\\04", "\\04" }, /* cut short at the end */
+		{ "\\0", "\\0" },
+		{ "end\\", "end\\" },
+		{ "\\\\040", "\\ " }, /* a stray backslash, then an escape */
+		{ "", "" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char buf[32];
+
+		snprintf(buf, sizeof(buf), "%s", cases[i].in);
+		cgroup_mountinfo_unescape(buf);
+		check_set_context("unescape \"%s\"", cases[i].in);
+		CHECK_STR(cases[i].out, buf);
+	}
+	check_clear_context();
+}
+
 /* Random bytes as mountinfo and /proc/PID/cgroup must not crash the parsers. */
 static void test_garbage(void)
 {
@@ -439,6 +472,7 @@ int main(int argc, char **argv)
 	} else {
 		printf("skip: fixture checks: no fixture directory given as argv[1]\n");
 	}
+	test_unescape();
 	test_garbage();
 	test_live_self();
 	test_live_pressure_kinds();

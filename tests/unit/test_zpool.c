@@ -357,7 +357,7 @@ static void test_bad_slots_and_corruption(void)
 		if (!b)
 			return;
 		check_set_context("%s", c ? "zstd" : "lz4");
-		CHECK_EQ(-EINVAL, b->ops->load(b, &bogus, &o, 1));
+		CHECK_EQ(-EIO, b->ops->load(b, &bogus, &o, 1));
 		fill_page(page, DATA_TEXT, 5000);
 		CHECK_EQ(1, b->ops->store(b, &p, 1, &slot));
 		CHECK_EQ(0, zpool_test_corrupt(b, slot));
