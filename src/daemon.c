@@ -115,7 +115,8 @@ static void log_mounted(struct tierfs *fs, const char *mnt)
 	char free_text[32] = "no bound on what";
 
 	if (nr_free != UINT64_MAX)
-		snprintf(free_text, sizeof(free_text), "%llu MiB", (unsigned long long)(nr_free >> 8));
+		snprintf(free_text, sizeof(free_text), "%llu MiB",
+			 (unsigned long long)(nr_free >> 8));
 	log_msg(LOG_INFO,
 		"mounted %s: size=%llu MiB nr_inodes=%llu backend=%s%s%s, resident budget "
 		"%llu MiB, memory limit %llu MiB, %s can be written",

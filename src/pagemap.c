@@ -130,7 +130,7 @@ static uint64_t map_remove(struct pagemap *pm, uint64_t index)
 
 	if (index >= capacity(pm->height))
 		return PAGEMAP_HOLE;
-	for (level = pm->height - 1; ; level--) {
+	for (level = pm->height - 1;; level--) {
 		path[depth++] = node;
 		if (level == 0)
 			break;

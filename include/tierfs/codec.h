@@ -13,7 +13,7 @@
 struct codec_ctx;
 
 struct codec {
-	const char *name;		/* "lz4", "zstd" */
+	const char *name; /* "lz4", "zstd" */
 	int default_level;
 	int min_level, max_level;
 

@@ -25,8 +25,8 @@ void log_msg(int priority, const char *fmt, ...) __attribute__((format(printf, 2
 
 /* At most one message a LOG_RATELIMIT_SEC from one place; zero-initialise. */
 struct log_ratelimit {
-	atomic_uint_fast64_t next_ns;	/* CLOCK_MONOTONIC of the next allowed message */
-	atomic_uint_fast64_t nr_suppressed;	/* since the last message */
+	atomic_uint_fast64_t next_ns;	    /* CLOCK_MONOTONIC of the next allowed message */
+	atomic_uint_fast64_t nr_suppressed; /* since the last message */
 };
 
 #define LOG_RATELIMIT_SEC 10

@@ -23,7 +23,7 @@ struct xattr;
 /* Zero-initialise for an empty list.  The owning inode's lock protects it. */
 struct xattr_list {
 	struct xattr *head;
-	size_t nr_bytes;		/* names + values, against XATTR_SPACE_MAX */
+	size_t nr_bytes; /* names + values, against XATTR_SPACE_MAX */
 };
 
 /*

@@ -46,8 +46,7 @@ static inline bool space_new(struct data_space *ds, struct tier_backend *backend
 	atomic_init(&ds->nr_filled, 0);
 	atomic_init(&ds->nr_pending, 0);
 	readahead_init(&ds->ra, READAHEAD_AUTO);
-	if (!CHECK(backend != NULL) ||
-	    !CHECK_EQ(0, pagepool_new(SPACE_POOL_PAGES, 0, &ds->pool)))
+	if (!CHECK(backend != NULL) || !CHECK_EQ(0, pagepool_new(SPACE_POOL_PAGES, 0, &ds->pool)))
 		return false;
 	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
 	pthread_mutex_init(&ds->reclaim_lock, NULL);
