@@ -5,9 +5,7 @@
  * when written; a swapped page lives in the backend until it is read or
  * written.  size= counts every present page, wherever it lives.
  */
-#define FUSE_USE_VERSION 314
 #include <errno.h>
-#include <fuse_lowlevel.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -317,33 +315,41 @@ uncharge:
 	return NULL;
 }
 
-ssize_t data_write(struct data_space *ds, struct inode *inode, struct fuse_bufvec *src,
-		   uint64_t off)
+ssize_t data_write(struct data_space *ds, struct inode *inode, const struct iovec *iov,
+		   unsigned int nr_iov, uint64_t off)
 {
-	size_t len = fuse_buf_size(src), done = 0;
+	size_t len = 0, done = 0, iov_off = 0;
 	int err = 0;
 
+	for (unsigned int i = 0; i < nr_iov; i++) {
+		if (len + iov[i].iov_len < len)
+			return -EFBIG;
+		len += iov[i].iov_len;
+	}
 	if (off + len < off || (len && ((off + len - 1) >> PAGE_SHIFT) > PAGEMAP_MAX_INDEX))
 		return -EFBIG;
 	while (done < len) {
 		uint64_t pos = off + done;
 		size_t in_page = pos & (PAGE_SIZE - 1);
 		size_t n = PAGE_SIZE - in_page < len - done ? PAGE_SIZE - in_page : len - done;
-		struct fuse_bufvec dst = FUSE_BUFVEC_INIT(n);
 		char *page = page_for_write(ds, inode, pos >> PAGE_SHIFT, n == PAGE_SIZE, &err);
-		ssize_t copied;
 
 		if (!page)
 			break;
-		dst.buf[0].mem = page + in_page;
-		copied = fuse_buf_copy(&dst, src, 0);
-		if (copied <= 0) {
-			err = copied ? (int)copied : -EIO;
-			break;
+		/* One copy, from the caller's memory into the page. */
+		for (size_t put = 0; put < n;) {
+			size_t m;
+
+			while (iov_off == iov->iov_len) {
+				iov++;
+				iov_off = 0;
+			}
+			m = iov->iov_len - iov_off < n - put ? iov->iov_len - iov_off : n - put;
+			memcpy(page + in_page + put, (const char *)iov->iov_base + iov_off, m);
+			iov_off += m;
+			put += m;
 		}
-		done += (size_t)copied;
-		if ((size_t)copied < n)
-			break;
+		done += n;
 	}
 	if (done && off + done > inode->size)
 		inode->size = off + done;
@@ -353,10 +359,9 @@ ssize_t data_write(struct data_space *ds, struct inode *inode, struct fuse_bufve
 ssize_t data_write_mem(struct data_space *ds, struct inode *inode, const void *buf, size_t len,
 		       uint64_t off)
 {
-	struct fuse_bufvec src = FUSE_BUFVEC_INIT(len);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	src.buf[0].mem = (void *)buf;
-	return data_write(ds, inode, &src, off);
+	return data_write(ds, inode, &iov, 1, off);
 }
 
 /*

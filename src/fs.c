@@ -901,19 +901,69 @@ static void kill_suid(fuse_req_t req, struct inode *inode)
 		inode->mode &= ~(mode_t)S_ISGID;
 }
 
+/* Most buffers of a write passed on as they are; libfuse hands one. */
+#define WRITE_MAX_IOV 8
+
+/*
+ * The memory of bufv's buffers as iovecs for data_write, pointing into
+ * libfuse's request buffer, so that each byte is copied once, into the
+ * pool, as fuse_buf_copy did.  A buffer held in a file descriptor (a
+ * splice pipe: op_init turns splice off, so libfuse hands none) or more
+ * buffers than iov holds are read into *bounce first.  Returns the number
+ * of iovecs or -errno.
+ */
+static int write_iov(struct fuse_bufvec *bufv, struct iovec *iov, void **bounce)
+{
+	size_t len = fuse_buf_size(bufv);
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(len);
+	bool is_mem = bufv->count - bufv->idx <= WRITE_MAX_IOV;
+	ssize_t got;
+	int nr = 0;
+
+	for (size_t i = bufv->idx; is_mem && i < bufv->count; i++)
+		is_mem = !(bufv->buf[i].flags & FUSE_BUF_IS_FD);
+	if (is_mem) {
+		for (size_t i = bufv->idx; i < bufv->count; i++) {
+			size_t skip = i == bufv->idx ? bufv->off : 0;
+
+			iov[nr].iov_base = (char *)bufv->buf[i].mem + skip;
+			iov[nr++].iov_len = bufv->buf[i].size - skip;
+		}
+		return nr;
+	}
+	*bounce = malloc(len ? len : 1);
+	if (!*bounce)
+		return -ENOMEM;
+	dst.buf[0].mem = *bounce;
+	got = fuse_buf_copy(&dst, bufv, 0);
+	if (got < 0)
+		return (int)got;
+	iov[0].iov_base = *bounce;
+	iov[0].iov_len = (size_t)got;
+	return 1;
+}
+
 static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
 			 struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);
 	struct inode *inode = inode_of(fs, ino);
+	struct iovec iov[WRITE_MAX_IOV];
+	void *bounce = NULL;
+	int nr_iov = write_iov(bufv, iov, &bounce);
 	ssize_t ret;
 
 	(void)fi;
+	if (nr_iov < 0) {
+		free(bounce);
+		fuse_reply_err(req, -nr_iov);
+		return;
+	}
 	pthread_rwlock_wrlock(&inode->lock);
 	if (inode->flags & FS_IMMUTABLE_FL) {
 		ret = -EPERM;
 	} else {
-		ret = data_write(&fs->data, inode, bufv, (uint64_t)off);
+		ret = data_write(&fs->data, inode, iov, (unsigned int)nr_iov, (uint64_t)off);
 		if (ret > 0) {
 			now(&inode->mtime);
 			inode->ctime = inode->mtime;
@@ -921,6 +971,7 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 		}
 	}
 	pthread_rwlock_unlock(&inode->lock);
+	free(bounce);
 	if (ret < 0) {
 		if (ret == -ENOSPC)
 			atomic_fetch_add(&fs->counters.nr_enospc, 1);

@@ -18,7 +18,6 @@
 #include "tierfs/lru.h"
 #include "tierfs/readahead.h"
 
-struct fuse_bufvec;
 struct inode;
 struct pagepool;
 struct tier_backend;
@@ -95,12 +94,13 @@ struct data_space {
 #define DATA_MAX_READ_PAGES 257
 
 /*
- * Write the bytes of src at off.  Returns bytes written (short when space
- * ran out part way), or -ENOSPC / -ENOMEM / -EFBIG when nothing was.
- * Extends the size; does not touch times.
+ * Write the bytes of the nr_iov buffers of iov, one after the other, at
+ * off, copying each byte once into the pool.  Returns bytes written (short
+ * when space ran out part way), or -ENOSPC / -ENOMEM / -EFBIG when nothing
+ * was.  Extends the size; does not touch times.
  */
-ssize_t data_write(struct data_space *ds, struct inode *inode, struct fuse_bufvec *src,
-		   uint64_t off);
+ssize_t data_write(struct data_space *ds, struct inode *inode, const struct iovec *iov,
+		   unsigned int nr_iov, uint64_t off);
 
 /* data_write from memory. */
 ssize_t data_write_mem(struct data_space *ds, struct inode *inode, const void *buf, size_t len,

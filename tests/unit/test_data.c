@@ -149,6 +149,16 @@ static void test_write_read(void)
 	CHECK_EQ(5, data_read_mem(&ds, &f, P - 3, buf, 5));
 	CHECK_MEM("HELlo", buf, 5);
 
+	/* Several buffers, an empty one among them, land one after the other. */
+	{
+		struct iovec parts[] = { { "h", 1 }, { "", 0 }, { "ELL", 3 }, { "O", 1 } };
+
+		CHECK_EQ(5, data_write(&ds, &f, parts, 4, P - 3));
+		CHECK_EQ(5, data_read_mem(&ds, &f, P - 3, buf, 5));
+		CHECK_MEM("hELLO", buf, 5);
+		CHECK_EQ(5, data_write_mem(&ds, &f, "HELlo", 5, P - 3));
+	}
+
 	/* A write of nothing changes nothing. */
 	CHECK_EQ(0, data_write_mem(&ds, &f, "", 0, 1 << 20));
 	CHECK_EQ(P + 2, f.size);
