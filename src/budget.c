@@ -123,7 +123,10 @@ static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t li
 	*weight = raw * 1024 / per_page;
 	if (data_bytes <= BUDGET_MIN_PAGES * PAGE_SIZE)
 		return (data_bytes >> PAGE_SHIFT) * 1024;
-	return BUDGET_MIN_PAGES * 1024 + (data_bytes - BUDGET_MIN_PAGES * PAGE_SIZE) * 1024 / per_page;
+	/* Divided first: x 1024 overflows from 16 PiB on. */
+	data_bytes -= BUDGET_MIN_PAGES * PAGE_SIZE;
+	return BUDGET_MIN_PAGES * 1024 + data_bytes / per_page * 1024 +
+	       data_bytes % per_page * 1024 / per_page;
 }
 
 /* budget_lock held. */
@@ -282,13 +285,14 @@ bool budget_fits(struct data_space *ds, uint64_t nr_more_filled)
 uint64_t budget_nr_free_pages(struct data_space *ds)
 {
 	uint64_t cap = atomic_load(&ds->capacity_x1024), pages = atomic_load(&ds->nr_pages);
-	uint64_t nr_free = UINT64_MAX, used;
+	uint64_t max = atomic_load(&ds->max_pages), nr_free = UINT64_MAX, used;
 
 	if (cap) {
 		used = used_x1024(ds, 0);
 		nr_free = used < cap ? (cap - used) / 1024 : 0;
 	}
-	if (ds->max_pages && (pages >= ds->max_pages || ds->max_pages - pages < nr_free))
-		nr_free = pages < ds->max_pages ? ds->max_pages - pages : 0;
+	/* One load: a remount may change max_pages between two. */
+	if (max && (pages >= max || max - pages < nr_free))
+		nr_free = pages < max ? max - pages : 0;
 	return nr_free;
 }

@@ -28,9 +28,9 @@ static struct log_ratelimit enospc_log, load_log;
  */
 static int charge(struct data_space *ds, uint64_t nr, uint64_t nr_filled)
 {
-	uint64_t before = atomic_fetch_add(&ds->nr_pages, nr);
+	uint64_t before = atomic_fetch_add(&ds->nr_pages, nr), max = atomic_load(&ds->max_pages);
 
-	if (ds->max_pages && before + nr > ds->max_pages) {
+	if (max && before + nr > max) {
 		log_limited(&enospc_log, LOG_INFO, "ENOSPC: size= is reached");
 		goto refuse;
 	}

@@ -1704,25 +1704,27 @@ stop_memcg:
 
 bool tierfs_capacity_short(struct tierfs *fs, char *msg, size_t size)
 {
-	uint64_t free_pages, limit;
+	uint64_t free_pages, limit, max = atomic_load(&fs->data.max_pages), pages;
 
 	budget_update(&fs->data, true);
 	free_pages = budget_nr_free_pages(&fs->data);
-	if (!fs->data.max_pages || free_pages >= fs->data.max_pages - atomic_load(&fs->data.nr_pages))
+	pages = atomic_load(&fs->data.nr_pages);
+	/* size= full already is size='s doing, not the capacity's. */
+	if (!max || pages >= max || free_pages >= max - pages)
 		return false;
 	limit = budget_limit(&fs->data);
 	if (fs->data.backend && fs->data.backend->ops->is_sync && limit)
 		snprintf(msg, size,
 			 "size=%llu MiB, but a memory limit of %llu MiB holds about %llu MiB "
 			 "(more as data compresses): df shows the smaller",
-			 (unsigned long long)(fs->data.max_pages >> (20 - PAGE_SHIFT)),
+			 (unsigned long long)(max >> (20 - PAGE_SHIFT)),
 			 (unsigned long long)(limit >> 20),
 			 (unsigned long long)(free_pages >> (20 - PAGE_SHIFT)));
 	else
 		snprintf(msg, size,
 			 "size=%llu MiB, but the resident budget (mem=, memlimit= or the cgroup's "
 			 "limit) and the backend (swapsize=) hold %llu MiB: df shows the smaller",
-			 (unsigned long long)(fs->data.max_pages >> (20 - PAGE_SHIFT)),
+			 (unsigned long long)(max >> (20 - PAGE_SHIFT)),
 			 (unsigned long long)(free_pages >> (20 - PAGE_SHIFT)));
 	return true;
 }
