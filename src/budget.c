@@ -231,6 +231,14 @@ void budget_update(struct data_space *ds, bool force)
 	pthread_mutex_unlock(&ds->budget_lock);
 }
 
+void budget_refresh(struct data_space *ds)
+{
+	pthread_mutex_lock(&ds->budget_lock);
+	if (now_ns() - ds->budget_stamp_ns >= BUDGET_INTERVAL_NS)
+		update_locked(ds);
+	pthread_mutex_unlock(&ds->budget_lock);
+}
+
 int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes)
 {
 	int ret = -EINVAL;

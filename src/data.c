@@ -35,8 +35,12 @@ static int charge(struct data_space *ds, uint64_t nr, uint64_t nr_filled)
 		goto refuse;
 	}
 	if (!budget_fits(ds, nr_filled)) {
-		/* The capacity is an estimate refreshed now and then: refresh it first. */
-		budget_update(ds, true);
+		/*
+		 * The capacity is an estimate refreshed now and then: refresh
+		 * it first, unless it is fresh (on a full mount every write is
+		 * refused here, and a forced update reads /proc and trims).
+		 */
+		budget_refresh(ds);
 		if (!budget_fits(ds, nr_filled)) {
 			atomic_fetch_add_explicit(&ds->swap.nr_capacity_enospc, 1,
 						  memory_order_relaxed);

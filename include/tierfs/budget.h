@@ -85,4 +85,12 @@ uint64_t budget_nr_free_pages(struct data_space *ds);
  */
 void budget_update(struct data_space *ds, bool force);
 
+/*
+ * budget_update unless the last one ran within those few milliseconds;
+ * waits for one in progress instead of skipping it.  For a caller about
+ * to refuse on an estimate that may be stale, without paying a full
+ * recomputation for each refusal.
+ */
+void budget_refresh(struct data_space *ds);
+
 #endif
