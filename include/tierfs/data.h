@@ -2,8 +2,9 @@
 /*
  * File data: reads and writes through an inode's page map and the page
  * pool, and the range operations (truncate, hole punch, allocate, seek,
- * copy).  Every function expects the inode's lock: read for data_read and
- * data_seek, write for the rest.
+ * copy).  Every function expects the inode's lock: read for
+ * data_has_swapped, data_read, data_read_mem, data_seek and data_copy's
+ * source, write for the rest (data_copy's destination included).
  */
 #ifndef TIERFS_DATA_H
 #define TIERFS_DATA_H
@@ -51,7 +52,44 @@ struct reclaim_pending {
 /*
  * The memory all files share: the page pool, the count size= limits, and
  * the swap tier.  backend NULL means no swap tier: pages stay resident and
- * mem_pages is not enforced.  The reclaimer's fields are under reclaim_lock.
+ * mem_pages is not enforced.
+ *
+ * Locking
+ *
+ * inode->lock (rwlock, ns.h): the inode's page map and size, and the
+ *	index, swap_slot and writeback flags of its struct lru_page.  Read
+ *	for data_has_swapped, data_read, data_read_mem (which loads from the
+ *	backend: I/O under a read lock) and data_seek, write for the rest.
+ *	Held across backend loads (swap-in, readahead, drain batches) and
+ *	across direct reclaim by an allocating thread, which passes it in as
+ *	held.
+ * reclaim_batch_lock: one reclaim batch at a time; pending[] and the
+ *	writes of nr_pending (which the reclaimer reads without it).  Held
+ *	across the batch's backend store, a device write for the file
+ *	backend; the victims' inodes are unlocked before it, but the inode
+ *	a direct reclaimer holds stays locked across it.
+ * lru->lock (lru.h): the lists, their links and counts, the scan record,
+ *	lru->all[]; an lru_page's inode while it is under writeback.  Short;
+ *	no I/O.  Victims' inodes are taken under it by trylock only.
+ * budget_lock: the caps below it, the stamps, and the writes of the
+ *	budget's atomics (mem_pages, high_pages, low_pages, is_pool_full,
+ *	is_backend_tight, capacity_x1024, filled_weight; read lock-free).
+ *	Under it budget_update reads /proc/self/statm, takes the backend's
+ *	and the pool's stats locks, may trim the pool and malloc.
+ * reclaim_lock: reclaim_stop and the reclaimer's sleep on reclaim_wake.
+ *	Never held across a batch: the reclaimer drops it first.
+ * tenants->lock (tenant.h): the tenant table; reads the cgroup files
+ *	under it (file I/O), and registers lists under lru->lock.
+ *
+ * Order:
+ *	inode->lock (held by the allocating thread)
+ *	  reclaim_batch_lock
+ *	    lru->lock
+ *	      inode->lock of a victim, by trylock only
+ *	inode->lock -> budget_lock -> reclaim_lock (budget_update kicks)
+ *	tenants->lock -> lru->lock
+ * budget_lock is never taken under reclaim_batch_lock: reclaim_batch
+ * updates the budget after dropping it.
  */
 struct data_space {
 	struct pagepool *pool;
@@ -83,7 +121,7 @@ struct data_space {
 	pthread_mutex_t reclaim_batch_lock;	/* one reclaim batch at a time, and: */
 	struct reclaim_pending pending[RECLAIM_MAX_PENDING];
 	atomic_uint nr_pending;			/* read without the lock by the reclaimer */
-	pthread_mutex_t reclaim_lock;
+	pthread_mutex_t reclaim_lock;		/* protects: */
 	pthread_cond_t reclaim_wake;
 	bool reclaim_stop;
 	bool has_reclaimer;
