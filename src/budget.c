@@ -14,7 +14,6 @@
 #include "tierfs/budget.h"
 #include "tierfs/data.h"
 #include "tierfs/pagepool.h"
-#include "tierfs/reclaim.h"
 
 /* Stored pages from which a RAM pool's cost per page is measured, not assumed. */
 #define BUDGET_MEASURE_PAGES 4096
@@ -129,8 +128,8 @@ static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t li
 	       data_bytes % per_page * 1024 / per_page;
 }
 
-/* budget_lock held. */
-static void update_locked(struct data_space *ds)
+/* Returns whether the budget shrank below the pages in use.  budget_lock held. */
+static bool update_locked(struct data_space *ds)
 {
 	struct pagepool_stats ps;
 	struct backend_stats bs = { 0 };
@@ -211,32 +210,37 @@ static void update_locked(struct data_space *ds)
 	atomic_store(&ds->capacity_x1024, capacity_locked(ds, mem, limit, data_bytes, &bs, &weight));
 	atomic_store(&ds->filled_weight, weight);
 	ds->budget_stamp_ns = now_ns();
-	if (mem < old && ds->backend && pagepool_nr_in_use(ds->pool) > mem - mem / 16)
-		reclaim_kick(ds);
+	return mem < old && ds->backend && pagepool_nr_in_use(ds->pool) > mem - mem / 16;
 }
 
-void budget_update(struct data_space *ds, bool force)
+bool budget_update(struct data_space *ds, bool force)
 {
+	bool has_shrunk;
+
 	if (force) {
 		pthread_mutex_lock(&ds->budget_lock);
 	} else {
 		if (pthread_mutex_trylock(&ds->budget_lock))
-			return; /* someone is at it */
+			return false; /* someone is at it */
 		if (now_ns() - ds->budget_stamp_ns < BUDGET_INTERVAL_NS) {
 			pthread_mutex_unlock(&ds->budget_lock);
-			return;
+			return false;
 		}
 	}
-	update_locked(ds);
+	has_shrunk = update_locked(ds);
 	pthread_mutex_unlock(&ds->budget_lock);
+	return has_shrunk;
 }
 
-void budget_refresh(struct data_space *ds)
+bool budget_refresh(struct data_space *ds)
 {
+	bool has_shrunk = false;
+
 	pthread_mutex_lock(&ds->budget_lock);
 	if (now_ns() - ds->budget_stamp_ns >= BUDGET_INTERVAL_NS)
-		update_locked(ds);
+		has_shrunk = update_locked(ds);
 	pthread_mutex_unlock(&ds->budget_lock);
+	return has_shrunk;
 }
 
 int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes)
@@ -247,19 +251,21 @@ int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes)
 	if (mem_bytes || limit_bytes || ds->env_limit_bytes) {
 		ds->mem_cap_pages = mem_bytes >> PAGE_SHIFT;
 		ds->limit_bytes = limit_bytes;
-		update_locked(ds);
-		ret = 0;
+		ret = update_locked(ds);
 	}
 	pthread_mutex_unlock(&ds->budget_lock);
 	return ret;
 }
 
-void budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)
+bool budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)
 {
+	bool has_shrunk;
+
 	pthread_mutex_lock(&ds->budget_lock);
 	ds->env_limit_bytes = limit_bytes;
-	update_locked(ds);
+	has_shrunk = update_locked(ds);
 	pthread_mutex_unlock(&ds->budget_lock);
+	return has_shrunk;
 }
 
 uint64_t budget_limit(struct data_space *ds)

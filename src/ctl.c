@@ -591,8 +591,8 @@ bad_value:
 	if (has_limits)
 		set_limits(fs, size_bytes, nr_inodes);
 	if (has_budget) {
-		if (ds->backend)
-			budget_set(ds, mem, limit);
+		if (ds->backend && budget_set(ds, mem, limit) > 0)
+			reclaim_kick(ds);
 		fs->opts.mem = mem;
 		fs->opts.memlimit = limit;
 	}

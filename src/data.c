@@ -40,7 +40,8 @@ static int charge(struct data_space *ds, uint64_t nr, uint64_t nr_filled)
 		 * it first, unless it is fresh (on a full mount every write is
 		 * refused here, and a forced update reads /proc and trims).
 		 */
-		budget_refresh(ds);
+		if (budget_refresh(ds))
+			reclaim_kick(ds);
 		if (!budget_fits(ds, nr_filled)) {
 			atomic_fetch_add_explicit(&ds->swap.nr_capacity_enospc, 1,
 						  memory_order_relaxed);
@@ -132,7 +133,8 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 				if (is_rechecked)
 					break;
 				/* Unless files went meanwhile: the budget may be stale. */
-				budget_update(ds, true);
+				if (budget_update(ds, true))
+					reclaim_kick(ds);
 				is_rechecked = true;
 				continue;
 			}

@@ -1119,7 +1119,8 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs st;
 
 	(void)ino;
-	budget_update(&fs->data, false);
+	if (budget_update(&fs->data, false))
+		reclaim_kick(&fs->data);
 	nr_free = budget_nr_free_pages(&fs->data);
 	memset(&st, 0, sizeof(st));
 	st.f_bsize = PAGE_SIZE;
@@ -1706,7 +1707,8 @@ bool tierfs_capacity_short(struct tierfs *fs, char *msg, size_t size)
 {
 	uint64_t free_pages, limit, max = atomic_load(&fs->data.max_pages), pages;
 
-	budget_update(&fs->data, true);
+	if (budget_update(&fs->data, true))
+		reclaim_kick(&fs->data);
 	free_pages = budget_nr_free_pages(&fs->data);
 	pages = atomic_load(&fs->data.nr_pages);
 	/* size= full already is size='s doing, not the capacity's. */

@@ -56,7 +56,8 @@ static void follow_limit(struct memcg_watch *w)
 	/* Lifted with nothing else to bound it: the budget in force stays, as mem=. */
 	if (!cl.limit_bytes && !w->fallback_limit && !ds->mem_cap_pages && !ds->limit_bytes)
 		budget_set(ds, ds->mem_pages << PAGE_SHIFT, 0);
-	budget_set_env_limit(ds, cl.limit_bytes ? cl.limit_bytes : w->fallback_limit);
+	if (budget_set_env_limit(ds, cl.limit_bytes ? cl.limit_bytes : w->fallback_limit))
+		reclaim_kick(ds);
 }
 
 static void *watch(void *arg)

@@ -397,7 +397,8 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 	pthread_mutex_unlock(&ds->reclaim_batch_lock);
 	if (atomic_load(&ds->nr_pending))
 		reclaim_kick(ds); /* the reclaimer finishes them when the owners are free */
-	budget_update(ds, false);
+	if (budget_update(ds, false))
+		reclaim_kick(ds);
 	return freed;
 }
 

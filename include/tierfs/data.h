@@ -86,10 +86,12 @@ struct reclaim_pending {
  *	  reclaim_batch_lock
  *	    lru->lock
  *	      inode->lock of a victim, by trylock only
- *	inode->lock -> budget_lock -> reclaim_lock (budget_update kicks)
+ *	inode->lock -> budget_lock (a refused write refreshes the budget)
  *	tenants->lock -> lru->lock
  * budget_lock is never taken under reclaim_batch_lock: reclaim_batch
- * updates the budget after dropping it.
+ * updates the budget after dropping it.  reclaim_lock nests under none:
+ * whoever saw the budget shrink kicks the reclaimer after budget_lock is
+ * dropped.
  */
 struct data_space {
 	struct pagepool *pool;
