@@ -631,7 +631,7 @@ static int handle_drain(struct tierfs *fs, const char *arg, char *buf, size_t si
 	int ret;
 
 	if (!strcmp(arg, "start")) {
-		ret = drain_start(fs, msg, sizeof(msg));
+		ret = drain_start(&fs->drain, msg, sizeof(msg));
 		if (ret < 0) {
 			snprintf(buf, size, "error: %s\n", msg);
 			return ret;

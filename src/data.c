@@ -861,3 +861,13 @@ void data_release(struct data_space *ds, struct inode *inode)
 
 	pagemap_erase_range(&inode->pages, 0, UINT64_MAX, release_entry, &rc);
 }
+
+/* The inode lock keeps reclaim, which may hold it, away from freed pages. */
+void data_release_unreachable(void *ds, struct inode *inode)
+{
+	if (!S_ISREG(inode->mode))
+		return;
+	pthread_rwlock_wrlock(&inode->lock);
+	data_release(ds, inode);
+	pthread_rwlock_unlock(&inode->lock);
+}

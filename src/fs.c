@@ -87,18 +87,6 @@ static void make_entry(struct tierfs *fs, struct inode *inode, struct fuse_entry
 	pthread_rwlock_unlock(&inode->lock);
 }
 
-/* The inode lock keeps reclaim, which may hold it, away from freed pages. */
-static void release_inode(void *ctx, struct inode *inode)
-{
-	struct data_space *ds = ctx;
-
-	if (!S_ISREG(inode->mode))
-		return;
-	pthread_rwlock_wrlock(&inode->lock);
-	data_release(ds, inode);
-	pthread_rwlock_unlock(&inode->lock);
-}
-
 /*
  * A file's pages go at its last close once it has no name, as on tmpfs,
  * not when the kernel finally forgets the inode.  inode->lock held.
@@ -127,29 +115,7 @@ static void put_open(struct tierfs *fs, struct inode *inode)
 /* Free an inode nobody can reach any more.  ns->lock held for writing. */
 static void drop_if_unused(struct tierfs *fs, struct inode *inode)
 {
-	if (inode->nlink || atomic_load(&inode->nlookup) || inode == fs->ns.root)
-		return;
-	release_inode(&fs->data, inode);
-	ns_inode_free(&fs->ns, inode);
-}
-
-struct inode *tierfs_inode_next(struct tierfs *fs, struct inode *prev)
-{
-	struct inode *next;
-
-	pthread_rwlock_wrlock(&fs->ns.lock);
-	next = prev ? prev->all_next : fs->ns.all;
-	while (next && !S_ISREG(next->mode))
-		next = next->all_next;
-	/* A lookup reference pins it, as the kernel's would. */
-	if (next)
-		atomic_fetch_add(&next->nlookup, 1);
-	if (prev) {
-		atomic_fetch_sub(&prev->nlookup, 1);
-		drop_if_unused(fs, prev);
-	}
-	pthread_rwlock_unlock(&fs->ns.lock);
-	return next;
+	ns_inode_drop_if_unused(&fs->ns, inode, data_release_unreachable, &fs->data);
 }
 
 static void touch(struct inode *inode, bool mtime, bool ctime)
@@ -1690,7 +1656,7 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 			 strerror(-ret));
 		goto destroy_swap;
 	}
-	drain_init(&fs->drain);
+	drain_init(&fs->drain, &fs->ns, &fs->data);
 	tenants_init(&fs->tenants, opts->cg_share ? opts->cg_share : 50);
 	return 0;
 
@@ -1745,7 +1711,7 @@ void tierfs_destroy(struct tierfs *fs)
 	memcg_stop(&fs->memcg);
 	drain_destroy(&fs->drain);
 	reclaim_stop(&fs->data);
-	ns_destroy(&fs->ns, release_inode, &fs->data);
+	ns_destroy(&fs->ns, data_release_unreachable, &fs->data);
 	destroy_swap(&fs->data);
 	pagepool_destroy(fs->data.pool);
 	tenants_destroy(&fs->tenants);

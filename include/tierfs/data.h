@@ -215,4 +215,11 @@ int64_t data_drain(struct data_space *ds, struct inode *inode, uint64_t *from, u
 /* Free every page of the inode. */
 void data_release(struct data_space *ds, struct inode *inode);
 
+/*
+ * data_release of a regular file nothing reaches any more, taking its
+ * lock: the release callback of ns_destroy and ns_inode_next, ds the
+ * struct data_space.
+ */
+void data_release_unreachable(void *ds, struct inode *inode);
+
 #endif
