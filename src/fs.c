@@ -1480,9 +1480,7 @@ static void destroy_swap(struct data_space *ds)
 		ds->backend = NULL;
 		lru_destroy(&ds->lru);
 	}
-	pthread_cond_destroy(&ds->reclaim_wake);
-	pthread_mutex_destroy(&ds->reclaim_lock);
-	pthread_mutex_destroy(&ds->reclaim_batch_lock);
+	reclaim_fini(&ds->reclaim);
 	pthread_mutex_destroy(&ds->budget_lock);
 }
 
@@ -1567,9 +1565,7 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 	/* With neither mem=, memlimit= nor a cgroup limit: half of what is free now. */
 	if (!mem && !memlimit && !has_cgroup_limit)
 		mem = mem_available() / 2 ? mem_available() / 2 : ram / 4;
-	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
-	pthread_mutex_init(&ds->reclaim_lock, NULL);
-	pthread_cond_init(&ds->reclaim_wake, NULL);
+	reclaim_init(&ds->reclaim);
 	pthread_mutex_init(&ds->budget_lock, NULL);
 	readahead_init(&ds->ra, opts->readahead);
 	budget_set(ds, mem, memlimit);

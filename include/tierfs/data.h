@@ -18,6 +18,7 @@
 
 #include "tierfs/lru.h"
 #include "tierfs/readahead.h"
+#include "tierfs/reclaim.h"
 
 struct inode;
 struct pagepool;
@@ -39,16 +40,6 @@ struct swap_counters {
 	atomic_uint_fast64_t nr_copies_freed;	/* swapped in with no clean copy kept: tight */
 };
 
-/* A page reclaim has stored (or failed to) and must still take off its owner. */
-struct reclaim_pending {
-	uint32_t pfn;
-	bool is_stored;				/* slot holds its copy */
-	uint64_t slot;
-};
-
-/* Most pages whose owner was busy when their store finished. */
-#define RECLAIM_MAX_PENDING 256
-
 /*
  * The memory all files share: the page pool, the count size= limits, and
  * the swap tier.  backend NULL means no swap tier: pages stay resident and
@@ -63,11 +54,11 @@ struct reclaim_pending {
  *	Held across backend loads (swap-in, readahead, drain batches) and
  *	across direct reclaim by an allocating thread, which passes it in as
  *	held.
- * reclaim_batch_lock: one reclaim batch at a time; pending[] and the
- *	writes of nr_pending (which the reclaimer reads without it).  Held
- *	across the batch's backend store, a device write for the file
- *	backend; the victims' inodes are unlocked before it, but the inode
- *	a direct reclaimer holds stays locked across it.
+ * reclaim.batch_lock (struct reclaimer, reclaim.h): one reclaim batch at a
+ *	time; pending[] and the writes of nr_pending (which the reclaimer
+ *	reads without it).  Held across the batch's backend store, a device
+ *	write for the file backend; the victims' inodes are unlocked before
+ *	it, but the inode a direct reclaimer holds stays locked across it.
  * lru->lock (lru.h): the lists, their links and counts, the scan record,
  *	lru->all[]; an lru_page's inode while it is under writeback.  Short;
  *	no I/O.  Victims' inodes are taken under it by trylock only.
@@ -76,20 +67,20 @@ struct reclaim_pending {
  *	is_backend_tight, capacity_x1024, filled_weight; read lock-free).
  *	Under it budget_update reads /proc/self/statm, takes the backend's
  *	and the pool's stats locks, may trim the pool and malloc.
- * reclaim_lock: reclaim_stop and the reclaimer's sleep on reclaim_wake.
+ * reclaim.lock (struct reclaimer): stop and the reclaimer's sleep on wake.
  *	Never held across a batch: the reclaimer drops it first.
  * tenants->lock (tenant.h): the tenant table; reads the cgroup files
  *	under it (file I/O), and registers lists under lru->lock.
  *
  * Order:
  *	inode->lock (held by the allocating thread)
- *	  reclaim_batch_lock
+ *	  reclaim.batch_lock
  *	    lru->lock
  *	      inode->lock of a victim, by trylock only
  *	inode->lock -> budget_lock (a refused write refreshes the budget)
  *	tenants->lock -> lru->lock
- * budget_lock is never taken under reclaim_batch_lock: reclaim_batch
- * updates the budget after dropping it.  reclaim_lock nests under none:
+ * budget_lock is never taken under reclaim.batch_lock: reclaim_batch
+ * updates the budget after dropping it.  reclaim.lock nests under none:
  * whoever saw the budget shrink kicks the reclaimer after budget_lock is
  * dropped.
  */
@@ -119,15 +110,7 @@ struct data_space {
 	struct swap_counters swap;
 	struct readahead ra;
 	atomic_bool is_draining;		/* a drain runs: reclaim stores nothing */
-
-	pthread_mutex_t reclaim_batch_lock;	/* one reclaim batch at a time, and: */
-	struct reclaim_pending pending[RECLAIM_MAX_PENDING];
-	atomic_uint nr_pending;			/* read without the lock by the reclaimer */
-	pthread_mutex_t reclaim_lock;		/* protects: */
-	pthread_cond_t reclaim_wake;
-	bool reclaim_stop;
-	bool has_reclaimer;
-	pthread_t reclaimer;
+	struct reclaimer reclaim;
 };
 
 /* Most pages one read can return: 1 MiB, plus one for misalignment. */

@@ -44,14 +44,11 @@ static inline bool space_new(struct data_space *ds, struct tier_backend *backend
 	memset(ds, 0, sizeof(*ds));
 	atomic_init(&ds->nr_pages, 0);
 	atomic_init(&ds->nr_filled, 0);
-	atomic_init(&ds->nr_pending, 0);
 	readahead_init(&ds->ra, READAHEAD_AUTO);
 	if (!CHECK(backend != NULL) ||
 	    !CHECK_EQ(0, pagepool_new(SPACE_POOL_PAGES, 0, &ds->pool)))
 		return false;
-	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
-	pthread_mutex_init(&ds->reclaim_lock, NULL);
-	pthread_cond_init(&ds->reclaim_wake, NULL);
+	reclaim_init(&ds->reclaim);
 	pthread_mutex_init(&ds->budget_lock, NULL);
 	CHECK_EQ(0, budget_set(ds, mem_pages * P, 0));
 	if (!CHECK_EQ(0, lru_init(&ds->lru, SPACE_POOL_PAGES)))
@@ -81,7 +78,7 @@ static inline uint64_t backend_stored(struct data_space *ds)
 static inline void space_destroy(struct data_space *ds)
 {
 	reclaim_stop(ds);
-	CHECK_EQ(0, atomic_load(&ds->nr_pending));
+	CHECK_EQ(0, reclaim_nr_pending(&ds->reclaim));
 	CHECK_EQ(0, pool_in_use(ds));
 	CHECK_EQ(0, backend_stored(ds));
 	CHECK_EQ(0, atomic_load(&ds->nr_pages));
@@ -90,9 +87,7 @@ static inline void space_destroy(struct data_space *ds)
 		CHECK_EQ(0, lru_lists_nr_listed(ds->lru.all[i]));
 	ds->backend->ops->destroy(ds->backend);
 	lru_destroy(&ds->lru);
-	pthread_cond_destroy(&ds->reclaim_wake);
-	pthread_mutex_destroy(&ds->reclaim_lock);
-	pthread_mutex_destroy(&ds->reclaim_batch_lock);
+	reclaim_fini(&ds->reclaim);
 	pthread_mutex_destroy(&ds->budget_lock);
 	pagepool_destroy(ds->pool);
 	check_clear_context();
