@@ -76,6 +76,17 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+void budget_init(struct data_space *ds, uint64_t env_limit_bytes)
+{
+	pthread_mutex_init(&ds->budget_lock, NULL);
+	ds->env_limit_bytes = env_limit_bytes;
+}
+
+void budget_fini(struct data_space *ds)
+{
+	pthread_mutex_destroy(&ds->budget_lock);
+}
+
 /* The tighter of memlimit= and the daemon's surroundings; budget_lock held. */
 static uint64_t limit_locked(const struct data_space *ds)
 {

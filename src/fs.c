@@ -24,6 +24,7 @@
 #include "tierfs/fs.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
+#include "tierfs/space.h"
 
 /* tmpfs reports a directory's size as 20 bytes an entry, "." and ".." included. */
 #define BOGO_DIRENT_SIZE 20
@@ -1473,17 +1474,6 @@ const struct fuse_lowlevel_ops tierfs_ops = {
 	.copy_file_range = op_copy_file_range,
 };
 
-static void destroy_swap(struct data_space *ds)
-{
-	if (ds->backend) {
-		ds->backend->ops->destroy(ds->backend);
-		ds->backend = NULL;
-		lru_destroy(&ds->lru);
-	}
-	reclaim_fini(&ds->reclaim);
-	pthread_mutex_destroy(&ds->budget_lock);
-}
-
 /* MemAvailable from /proc/meminfo, in bytes; 0 when unknown. */
 static uint64_t mem_available(void)
 {
@@ -1558,16 +1548,13 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 		.path = opts->swap_path,
 		.is_plaintext = !opts->is_encrypted,
 	};
-	struct pagepool_stats ps;
+	struct tier_backend *backend;
 	uint64_t mem = opts->mem;
 	int ret;
 
 	/* With neither mem=, memlimit= nor a cgroup limit: half of what is free now. */
 	if (!mem && !memlimit && !has_cgroup_limit)
 		mem = mem_available() / 2 ? mem_available() / 2 : ram / 4;
-	reclaim_init(&ds->reclaim);
-	pthread_mutex_init(&ds->budget_lock, NULL);
-	readahead_init(&ds->ra, opts->readahead);
 	budget_set(ds, mem, memlimit);
 	if (!opts->backend)
 		return 0;
@@ -1581,13 +1568,8 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 			return (int)cap;
 		cfg.capacity_bytes = (uint64_t)cap;
 	}
-	pagepool_get_stats(ds->pool, &ps);
-	ret = lru_init(&ds->lru, ps.nr_pages_max);
-	if (ret)
-		return fail("cannot allocate the page lists: %s", strerror(-ret));
-	ret = opts->backend->create(&cfg, &ds->backend);
+	ret = opts->backend->create(&cfg, &backend);
 	if (ret) {
-		lru_destroy(&ds->lru);
 		if (!strcmp(opts->backend->name, "file"))
 			return fail("backend=file:%s: cannot create the swap file (%llu MiB): %s",
 				    opts->swap_path, (unsigned long long)(cfg.capacity_bytes >> 20),
@@ -1595,8 +1577,11 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 		return fail("backend=%s: cannot set up %llu MiB of slots: %s", opts->backend->name,
 			    (unsigned long long)(cfg.capacity_bytes >> 20), strerror(-ret));
 	}
-	/* Again, now that the pool of a RAM backend counts. */
-	budget_update(ds, true);
+	ret = space_attach_backend(ds, backend);
+	if (ret) {
+		backend->ops->destroy(backend);
+		return fail("cannot allocate the page lists: %s", strerror(-ret));
+	}
 	return 0;
 }
 
@@ -1604,6 +1589,7 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 		size_t err_len)
 {
 	uint64_t max_pages, pool_pages, stock_pages, cgroup_limit, env_limit, limit;
+	struct pagepool *pool;
 	int ret;
 
 	memset(fs, 0, sizeof(*fs));
@@ -1617,7 +1603,6 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 	pool_pages = ram >> PAGE_SHIFT;
 	if (pool_pages > UINT32_MAX)
 		pool_pages = UINT32_MAX;
-	fs->data.max_pages = max_pages;
 	/*
 	 * The daemon's cgroup bounds the footprint whatever mem= and memlimit=
 	 * say; a RAM pool with no limit at all is bounded by the memory the
@@ -1636,30 +1621,28 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 		stock_pages = (limit >> PAGE_SHIFT) / 16;
 	if (opts->mem && stock_pages > (opts->mem >> PAGE_SHIFT) / 8)
 		stock_pages = (opts->mem >> PAGE_SHIFT) / 8;
-	ret = pagepool_new(pool_pages, stock_pages, &fs->data.pool);
+	ret = pagepool_new(pool_pages, stock_pages, &pool);
 	if (ret) {
 		snprintf(err, err_len, "size=: cannot reserve %llu MiB of address space: %s",
 			 (unsigned long long)(pool_pages >> (20 - PAGE_SHIFT)), strerror(-ret));
 		goto stop_memcg;
 	}
-	fs->data.env_limit_bytes = env_limit;
+	space_init(&fs->data, pool, max_pages, opts->readahead, env_limit);
 	ret = init_swap(&fs->data, opts, ram, opts->memlimit, cgroup_limit != 0, err, err_len);
 	if (ret)
-		goto destroy_pool;
+		goto destroy_space;
 	ret = ns_init(&fs->ns, opts->nr_inodes, opts->mode, opts->uid, opts->gid);
 	if (ret) {
 		snprintf(err, err_len, "nr_inodes=: cannot set up the namespace: %s",
 			 strerror(-ret));
-		goto destroy_swap;
+		goto destroy_space;
 	}
 	drain_init(&fs->drain, &fs->ns, &fs->data);
 	tenants_init(&fs->tenants, opts->cg_share ? opts->cg_share : 50);
 	return 0;
 
-destroy_swap:
-	destroy_swap(&fs->data);
-destroy_pool:
-	pagepool_destroy(fs->data.pool);
+destroy_space:
+	space_fini(&fs->data);
 stop_memcg:
 	memcg_stop(&fs->memcg);
 	return ret;
@@ -1708,7 +1691,6 @@ void tierfs_destroy(struct tierfs *fs)
 	drain_destroy(&fs->drain);
 	reclaim_stop(&fs->data);
 	ns_destroy(&fs->ns, data_release_unreachable, &fs->data);
-	destroy_swap(&fs->data);
-	pagepool_destroy(fs->data.pool);
+	space_fini(&fs->data);
 	tenants_destroy(&fs->tenants);
 }

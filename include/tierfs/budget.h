@@ -38,6 +38,13 @@ struct budget_footprint {
 /* The smallest memory limit that leaves room for the smallest budget. */
 #define BUDGET_MIN_LIMIT (BUDGET_HEADROOM + (8ULL << 20))
 
+/*
+ * The budget's lock and the limit of the surroundings (as
+ * budget_set_env_limit; 0: none), before any cap is set; by space_init.
+ */
+void budget_init(struct data_space *ds, uint64_t env_limit_bytes);
+void budget_fini(struct data_space *ds);
+
 void budget_footprint(struct data_space *ds, struct budget_footprint *out);
 
 /*
