@@ -12,8 +12,8 @@
 
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
-#include "tierfs/data.h"
 #include "tierfs/pagepool.h"
+#include "tierfs/space.h"
 
 /* Stored pages from which a RAM pool's cost per page is measured, not assumed. */
 #define BUDGET_MEASURE_PAGES 4096

@@ -14,11 +14,11 @@
 
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
-#include "tierfs/data.h"
 #include "tierfs/log.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
+#include "tierfs/space.h"
 
 static struct log_ratelimit store_log, limit_log;
 

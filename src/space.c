@@ -7,7 +7,6 @@
 
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
-#include "tierfs/data.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
 #include "tierfs/space.h"

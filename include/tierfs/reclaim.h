@@ -34,7 +34,7 @@ struct reclaim_pending {
 
 /*
  * The reclaimer of a data space: its thread and the batches' state.  See
- * the Locking section of data.h for where its locks stand.
+ * the Locking section of space.h for where its locks stand.
  */
 struct reclaimer {
 	pthread_mutex_t batch_lock;		/* one batch at a time, and: */
