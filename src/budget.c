@@ -12,9 +12,8 @@
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
 #include "tierfs/clock.h"
-#include "tierfs/data.h"
 #include "tierfs/pagepool.h"
-#include "tierfs/reclaim.h"
+#include "tierfs/space.h"
 
 /* Stored pages from which a RAM pool's cost per page is measured, not assumed. */
 #define BUDGET_MEASURE_PAGES 4096
@@ -69,6 +68,17 @@ static uint64_t rss_anon_bytes(void)
 					     0;
 }
 
+void budget_init(struct data_space *ds, uint64_t env_limit_bytes)
+{
+	pthread_mutex_init(&ds->budget_lock, NULL);
+	ds->env_limit_bytes = env_limit_bytes;
+}
+
+void budget_fini(struct data_space *ds)
+{
+	pthread_mutex_destroy(&ds->budget_lock);
+}
+
 /* The tighter of memlimit= and the daemon's surroundings; budget_lock held. */
 static uint64_t limit_locked(const struct data_space *ds)
 {
@@ -115,11 +125,14 @@ static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t li
 	*weight = raw * 1024 / per_page;
 	if (data_bytes <= BUDGET_MIN_PAGES * PAGE_SIZE)
 		return (data_bytes >> PAGE_SHIFT) * 1024;
-	return BUDGET_MIN_PAGES * 1024 + (data_bytes - BUDGET_MIN_PAGES * PAGE_SIZE) * 1024 / per_page;
+	/* Divided first: x 1024 overflows from 16 PiB on. */
+	data_bytes -= BUDGET_MIN_PAGES * PAGE_SIZE;
+	return BUDGET_MIN_PAGES * 1024 + data_bytes / per_page * 1024 +
+	       data_bytes % per_page * 1024 / per_page;
 }
 
-/* budget_lock held. */
-static void update_locked(struct data_space *ds)
+/* Returns whether the budget shrank below the pages in use.  budget_lock held. */
+static bool update_locked(struct data_space *ds)
 {
 	struct pagepool_stats ps;
 	struct backend_stats bs = { 0 };
@@ -200,24 +213,37 @@ static void update_locked(struct data_space *ds)
 	atomic_store(&ds->capacity_x1024, capacity_locked(ds, mem, limit, data_bytes, &bs, &weight));
 	atomic_store(&ds->filled_weight, weight);
 	ds->budget_stamp_ns = clock_now_ns();
-	if (mem < old && ds->backend && pagepool_nr_in_use(ds->pool) > mem - mem / 16)
-		reclaim_kick(ds);
+	return mem < old && ds->backend && pagepool_nr_in_use(ds->pool) > mem - mem / 16;
 }
 
-void budget_update(struct data_space *ds, bool force)
+bool budget_update(struct data_space *ds, bool force)
 {
+	bool has_shrunk;
+
 	if (force) {
 		pthread_mutex_lock(&ds->budget_lock);
 	} else {
 		if (pthread_mutex_trylock(&ds->budget_lock))
-			return; /* someone is at it */
+			return false; /* someone is at it */
 		if (clock_now_ns() - ds->budget_stamp_ns < BUDGET_INTERVAL_NS) {
 			pthread_mutex_unlock(&ds->budget_lock);
-			return;
+			return false;
 		}
 	}
-	update_locked(ds);
+	has_shrunk = update_locked(ds);
 	pthread_mutex_unlock(&ds->budget_lock);
+	return has_shrunk;
+}
+
+bool budget_refresh(struct data_space *ds)
+{
+	bool has_shrunk = false;
+
+	pthread_mutex_lock(&ds->budget_lock);
+	if (clock_now_ns() - ds->budget_stamp_ns >= BUDGET_INTERVAL_NS)
+		has_shrunk = update_locked(ds);
+	pthread_mutex_unlock(&ds->budget_lock);
+	return has_shrunk;
 }
 
 int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes)
@@ -228,8 +254,7 @@ int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes)
 	if (mem_bytes || limit_bytes || ds->env_limit_bytes) {
 		ds->mem_cap_pages = mem_bytes >> PAGE_SHIFT;
 		ds->limit_bytes = limit_bytes;
-		update_locked(ds);
-		ret = 0;
+		ret = update_locked(ds);
 	}
 	pthread_mutex_unlock(&ds->budget_lock);
 	return ret;
@@ -243,12 +268,15 @@ void budget_get_caps(struct data_space *ds, uint64_t *mem_bytes, uint64_t *limit
 	pthread_mutex_unlock(&ds->budget_lock);
 }
 
-void budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)
+bool budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)
 {
+	bool has_shrunk;
+
 	pthread_mutex_lock(&ds->budget_lock);
 	ds->env_limit_bytes = limit_bytes;
-	update_locked(ds);
+	has_shrunk = update_locked(ds);
 	pthread_mutex_unlock(&ds->budget_lock);
+	return has_shrunk;
 }
 
 uint64_t budget_limit(struct data_space *ds)
@@ -282,13 +310,14 @@ bool budget_fits(struct data_space *ds, uint64_t nr_more_filled)
 uint64_t budget_nr_free_pages(struct data_space *ds)
 {
 	uint64_t cap = atomic_load(&ds->capacity_x1024), pages = atomic_load(&ds->nr_pages);
-	uint64_t nr_free = UINT64_MAX, used;
+	uint64_t max = atomic_load(&ds->max_pages), nr_free = UINT64_MAX, used;
 
 	if (cap) {
 		used = used_x1024(ds, 0);
 		nr_free = used < cap ? (cap - used) / 1024 : 0;
 	}
-	if (ds->max_pages && (pages >= ds->max_pages || ds->max_pages - pages < nr_free))
-		nr_free = pages < ds->max_pages ? ds->max_pages - pages : 0;
+	/* One load: a remount may change max_pages between two. */
+	if (max && (pages >= max || max - pages < nr_free))
+		nr_free = pages < max ? max - pages : 0;
 	return nr_free;
 }

@@ -597,8 +597,8 @@ bad_value:
 	if (has_limits)
 		set_limits(fs, size_bytes, nr_inodes);
 	if (has_budget) {
-		if (ds->backend)
-			budget_set(ds, mem, limit);
+		if (ds->backend && budget_set(ds, mem, limit) > 0)
+			reclaim_kick(ds);
 		fs->opts.mem = mem;
 		fs->opts.memlimit = limit;
 	}
@@ -637,7 +637,7 @@ static int handle_drain(struct tierfs *fs, const char *arg, char *buf, size_t si
 	int ret;
 
 	if (!strcmp(arg, "start")) {
-		ret = drain_start(fs, msg, sizeof(msg));
+		ret = drain_start(&fs->drain, msg, sizeof(msg));
 		if (ret < 0) {
 			snprintf(buf, size, "error: %s\n", msg);
 			return ret;

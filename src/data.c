@@ -5,9 +5,7 @@
  * when written; a swapped page lives in the backend until it is read or
  * written.  size= counts every present page, wherever it lives.
  */
-#define FUSE_USE_VERSION 314
 #include <errno.h>
-#include <fuse_lowlevel.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -30,15 +28,20 @@ static struct log_ratelimit enospc_log, load_log;
  */
 static int charge(struct data_space *ds, uint64_t nr, uint64_t nr_filled)
 {
-	uint64_t before = atomic_fetch_add(&ds->nr_pages, nr);
+	uint64_t before = atomic_fetch_add(&ds->nr_pages, nr), max = atomic_load(&ds->max_pages);
 
-	if (ds->max_pages && before + nr > ds->max_pages) {
+	if (max && before + nr > max) {
 		log_limited(&enospc_log, LOG_INFO, "ENOSPC: size= is reached");
 		goto refuse;
 	}
 	if (!budget_fits(ds, nr_filled)) {
-		/* The capacity is an estimate refreshed now and then: refresh it first. */
-		budget_update(ds, true);
+		/*
+		 * The capacity is an estimate refreshed now and then: refresh
+		 * it first, unless it is fresh (on a full mount every write is
+		 * refused here, and a forced update reads /proc and trims).
+		 */
+		if (budget_refresh(ds))
+			reclaim_kick(ds);
 		if (!budget_fits(ds, nr_filled)) {
 			atomic_fetch_add_explicit(&ds->swap.nr_capacity_enospc, 1,
 						  memory_order_relaxed);
@@ -130,7 +133,8 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 				if (is_rechecked)
 					break;
 				/* Unless files went meanwhile: the budget may be stale. */
-				budget_update(ds, true);
+				if (budget_update(ds, true))
+					reclaim_kick(ds);
 				is_rechecked = true;
 				continue;
 			}
@@ -317,33 +321,41 @@ uncharge:
 	return NULL;
 }
 
-ssize_t data_write(struct data_space *ds, struct inode *inode, struct fuse_bufvec *src,
-		   uint64_t off)
+ssize_t data_write(struct data_space *ds, struct inode *inode, const struct iovec *iov,
+		   unsigned int nr_iov, uint64_t off)
 {
-	size_t len = fuse_buf_size(src), done = 0;
+	size_t len = 0, done = 0, iov_off = 0;
 	int err = 0;
 
+	for (unsigned int i = 0; i < nr_iov; i++) {
+		if (len + iov[i].iov_len < len)
+			return -EFBIG;
+		len += iov[i].iov_len;
+	}
 	if (off + len < off || (len && ((off + len - 1) >> PAGE_SHIFT) > PAGEMAP_MAX_INDEX))
 		return -EFBIG;
 	while (done < len) {
 		uint64_t pos = off + done;
 		size_t in_page = pos & (PAGE_SIZE - 1);
 		size_t n = PAGE_SIZE - in_page < len - done ? PAGE_SIZE - in_page : len - done;
-		struct fuse_bufvec dst = FUSE_BUFVEC_INIT(n);
 		char *page = page_for_write(ds, inode, pos >> PAGE_SHIFT, n == PAGE_SIZE, &err);
-		ssize_t copied;
 
 		if (!page)
 			break;
-		dst.buf[0].mem = page + in_page;
-		copied = fuse_buf_copy(&dst, src, 0);
-		if (copied <= 0) {
-			err = copied ? (int)copied : -EIO;
-			break;
+		/* One copy, from the caller's memory into the page. */
+		for (size_t put = 0; put < n;) {
+			size_t m;
+
+			while (iov_off == iov->iov_len) {
+				iov++;
+				iov_off = 0;
+			}
+			m = iov->iov_len - iov_off < n - put ? iov->iov_len - iov_off : n - put;
+			memcpy(page + in_page + put, (const char *)iov->iov_base + iov_off, m);
+			iov_off += m;
+			put += m;
 		}
-		done += (size_t)copied;
-		if ((size_t)copied < n)
-			break;
+		done += n;
 	}
 	if (done && off + done > inode->size)
 		inode->size = off + done;
@@ -353,10 +365,9 @@ ssize_t data_write(struct data_space *ds, struct inode *inode, struct fuse_bufve
 ssize_t data_write_mem(struct data_space *ds, struct inode *inode, const void *buf, size_t len,
 		       uint64_t off)
 {
-	struct fuse_bufvec src = FUSE_BUFVEC_INIT(len);
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 
-	src.buf[0].mem = (void *)buf;
-	return data_write(ds, inode, &src, off);
+	return data_write(ds, inode, &iov, 1, off);
 }
 
 /*
@@ -849,4 +860,14 @@ void data_release(struct data_space *ds, struct inode *inode)
 	struct release_ctx rc = { ds, inode };
 
 	pagemap_erase_range(&inode->pages, 0, UINT64_MAX, release_entry, &rc);
+}
+
+/* The inode lock keeps reclaim, which may hold it, away from freed pages. */
+void data_release_unreachable(void *ds, struct inode *inode)
+{
+	if (!S_ISREG(inode->mode))
+		return;
+	pthread_rwlock_wrlock(&inode->lock);
+	data_release(ds, inode);
+	pthread_rwlock_unlock(&inode->lock);
 }

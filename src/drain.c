@@ -13,8 +13,8 @@
 #include "tierfs/clock.h"
 #include "tierfs/data.h"
 #include "tierfs/drain.h"
-#include "tierfs/fs.h"
 #include "tierfs/log.h"
+#include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
 
 /* Pages one batch brings back, at most: the inode is locked meanwhile. */
@@ -30,10 +30,12 @@ const char *drain_state_name(enum drain_state state)
 	return state_names[state];
 }
 
-void drain_init(struct drain *d)
+void drain_init(struct drain *d, struct ns *ns, struct data_space *ds)
 {
 	memset(d, 0, sizeof(*d));
 	pthread_mutex_init(&d->lock, NULL);
+	d->ns = ns;
+	d->ds = ds;
 }
 
 static uint64_t nr_stored(struct data_space *ds)
@@ -45,13 +47,12 @@ static uint64_t nr_stored(struct data_space *ds)
 }
 
 /* One pass over every file; returns 0, -EINTR when stopped, or -errno. */
-static int drain_pass(struct tierfs *fs)
+static int drain_pass(struct drain *d)
 {
-	struct drain *d = &fs->drain;
 	struct inode *inode = NULL;
 	int err = 0;
 
-	while (!err && (inode = tierfs_inode_next(fs, inode))) {
+	while (!err && (inode = ns_inode_next(d->ns, inode, data_release_unreachable, d->ds))) {
 		uint64_t from = 0;
 		int64_t n;
 
@@ -63,39 +64,38 @@ static int drain_pass(struct tierfs *fs)
 				break;
 			}
 			pthread_rwlock_wrlock(&inode->lock);
-			n = data_drain(&fs->data, inode, &from, DRAIN_BATCH, &hits);
+			n = data_drain(d->ds, inode, &from, DRAIN_BATCH, &hits);
 			pthread_rwlock_unlock(&inode->lock);
 			if (n < 0)
 				err = (int)n;
 			else
 				atomic_fetch_add(&d->nr_done, (uint64_t)n);
 			atomic_fetch_add(&d->nr_hits, hits);
-			atomic_fetch_add_explicit(&fs->data.ra.nr_hits, hits, memory_order_relaxed);
+			atomic_fetch_add_explicit(&d->ds->ra.nr_hits, hits, memory_order_relaxed);
 		} while (n > 0);
 	}
 	if (inode)
-		tierfs_inode_next(fs, inode); /* unpin */
+		ns_inode_next(d->ns, inode, data_release_unreachable, d->ds); /* unpin */
 	return err;
 }
 
 static void *drain_thread(void *arg)
 {
-	struct tierfs *fs = arg;
-	struct drain *d = &fs->drain;
+	struct drain *d = arg;
 	enum drain_state state = DRAIN_DONE;
 	int err = 0;
 
 	/* Pages freed behind the walk and swapped again are found by the next pass. */
-	for (int pass = 0; pass < 4 && !err && nr_stored(&fs->data); pass++)
-		err = drain_pass(fs);
-	atomic_store(&fs->data.is_draining, false);
+	for (int pass = 0; pass < 4 && !err && nr_stored(d->ds); pass++)
+		err = drain_pass(d);
+	atomic_store(&d->ds->is_draining, false);
 	pthread_mutex_lock(&d->lock);
 	if (err == -EINTR) {
 		state = DRAIN_STOPPED;
 	} else if (err) {
 		state = DRAIN_FAILED;
 		snprintf(d->error, sizeof(d->error), "%s", strerror(-err));
-	} else if (nr_stored(&fs->data)) {
+	} else if (nr_stored(d->ds)) {
 		state = DRAIN_FAILED;
 		snprintf(d->error, sizeof(d->error),
 			 "pages kept being swapped out behind the drain");
@@ -111,10 +111,9 @@ static void *drain_thread(void *arg)
 	return NULL;
 }
 
-int drain_start(struct tierfs *fs, char *msg, size_t size)
+int drain_start(struct drain *d, char *msg, size_t size)
 {
-	struct data_space *ds = &fs->data;
-	struct drain *d = &fs->drain;
+	struct data_space *ds = d->ds;
 	uint64_t need, stored;
 	int err;
 
@@ -150,7 +149,7 @@ int drain_start(struct tierfs *fs, char *msg, size_t size)
 	d->error[0] = '\0';
 	d->start_ns = clock_now_ns();
 	atomic_store(&ds->is_draining, true);
-	err = pthread_create(&d->thread, NULL, drain_thread, fs);
+	err = pthread_create(&d->thread, NULL, drain_thread, d);
 	if (err) {
 		atomic_store(&ds->is_draining, false);
 		d->state = DRAIN_FAILED;

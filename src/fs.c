@@ -24,6 +24,7 @@
 #include "tierfs/fs.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
+#include "tierfs/space.h"
 
 /* tmpfs reports a directory's size as 20 bytes an entry, "." and ".." included. */
 #define BOGO_DIRENT_SIZE 20
@@ -87,18 +88,6 @@ static void make_entry(struct tierfs *fs, struct inode *inode, struct fuse_entry
 	pthread_rwlock_unlock(&inode->lock);
 }
 
-/* The inode lock keeps reclaim, which may hold it, away from freed pages. */
-static void release_inode(void *ctx, struct inode *inode)
-{
-	struct data_space *ds = ctx;
-
-	if (!S_ISREG(inode->mode))
-		return;
-	pthread_rwlock_wrlock(&inode->lock);
-	data_release(ds, inode);
-	pthread_rwlock_unlock(&inode->lock);
-}
-
 /*
  * A file's pages go at its last close once it has no name, as on tmpfs,
  * not when the kernel finally forgets the inode.  inode->lock held.
@@ -127,29 +116,7 @@ static void put_open(struct tierfs *fs, struct inode *inode)
 /* Free an inode nobody can reach any more.  ns->lock held for writing. */
 static void drop_if_unused(struct tierfs *fs, struct inode *inode)
 {
-	if (inode->nlink || atomic_load(&inode->nlookup) || inode == fs->ns.root)
-		return;
-	release_inode(&fs->data, inode);
-	ns_inode_free(&fs->ns, inode);
-}
-
-struct inode *tierfs_inode_next(struct tierfs *fs, struct inode *prev)
-{
-	struct inode *next;
-
-	pthread_rwlock_wrlock(&fs->ns.lock);
-	next = prev ? prev->all_next : fs->ns.all;
-	while (next && !S_ISREG(next->mode))
-		next = next->all_next;
-	/* A lookup reference pins it, as the kernel's would. */
-	if (next)
-		atomic_fetch_add(&next->nlookup, 1);
-	if (prev) {
-		atomic_fetch_sub(&prev->nlookup, 1);
-		drop_if_unused(fs, prev);
-	}
-	pthread_rwlock_unlock(&fs->ns.lock);
-	return next;
+	ns_inode_drop_if_unused(&fs->ns, inode, data_release_unreachable, &fs->data);
 }
 
 static void touch(struct inode *inode, bool mtime, bool ctime)
@@ -901,19 +868,69 @@ static void kill_suid(fuse_req_t req, struct inode *inode)
 		inode->mode &= ~(mode_t)S_ISGID;
 }
 
+/* Most buffers of a write passed on as they are; libfuse hands one. */
+#define WRITE_MAX_IOV 8
+
+/*
+ * The memory of bufv's buffers as iovecs for data_write, pointing into
+ * libfuse's request buffer, so that each byte is copied once, into the
+ * pool, as fuse_buf_copy did.  A buffer held in a file descriptor (a
+ * splice pipe: op_init turns splice off, so libfuse hands none) or more
+ * buffers than iov holds are read into *bounce first.  Returns the number
+ * of iovecs or -errno.
+ */
+static int write_iov(struct fuse_bufvec *bufv, struct iovec *iov, void **bounce)
+{
+	size_t len = fuse_buf_size(bufv);
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(len);
+	bool is_mem = bufv->count - bufv->idx <= WRITE_MAX_IOV;
+	ssize_t got;
+	int nr = 0;
+
+	for (size_t i = bufv->idx; is_mem && i < bufv->count; i++)
+		is_mem = !(bufv->buf[i].flags & FUSE_BUF_IS_FD);
+	if (is_mem) {
+		for (size_t i = bufv->idx; i < bufv->count; i++) {
+			size_t skip = i == bufv->idx ? bufv->off : 0;
+
+			iov[nr].iov_base = (char *)bufv->buf[i].mem + skip;
+			iov[nr++].iov_len = bufv->buf[i].size - skip;
+		}
+		return nr;
+	}
+	*bounce = malloc(len ? len : 1);
+	if (!*bounce)
+		return -ENOMEM;
+	dst.buf[0].mem = *bounce;
+	got = fuse_buf_copy(&dst, bufv, 0);
+	if (got < 0)
+		return (int)got;
+	iov[0].iov_base = *bounce;
+	iov[0].iov_len = (size_t)got;
+	return 1;
+}
+
 static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
 			 struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);
 	struct inode *inode = inode_of(fs, ino);
+	struct iovec iov[WRITE_MAX_IOV];
+	void *bounce = NULL;
+	int nr_iov = write_iov(bufv, iov, &bounce);
 	ssize_t ret;
 
 	(void)fi;
+	if (nr_iov < 0) {
+		free(bounce);
+		fuse_reply_err(req, -nr_iov);
+		return;
+	}
 	pthread_rwlock_wrlock(&inode->lock);
 	if (inode->flags & FS_IMMUTABLE_FL) {
 		ret = -EPERM;
 	} else {
-		ret = data_write(&fs->data, inode, bufv, (uint64_t)off);
+		ret = data_write(&fs->data, inode, iov, (unsigned int)nr_iov, (uint64_t)off);
 		if (ret > 0) {
 			now(&inode->mtime);
 			inode->ctime = inode->mtime;
@@ -921,6 +938,7 @@ static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *buf
 		}
 	}
 	pthread_rwlock_unlock(&inode->lock);
+	free(bounce);
 	if (ret < 0) {
 		if (ret == -ENOSPC)
 			atomic_fetch_add(&fs->counters.nr_enospc, 1);
@@ -1068,7 +1086,8 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs st;
 
 	(void)ino;
-	budget_update(&fs->data, false);
+	if (budget_update(&fs->data, false))
+		reclaim_kick(&fs->data);
 	nr_free = budget_nr_free_pages(&fs->data);
 	memset(&st, 0, sizeof(st));
 	st.f_bsize = PAGE_SIZE;
@@ -1455,19 +1474,6 @@ const struct fuse_lowlevel_ops tierfs_ops = {
 	.copy_file_range = op_copy_file_range,
 };
 
-static void destroy_swap(struct data_space *ds)
-{
-	if (ds->backend) {
-		ds->backend->ops->destroy(ds->backend);
-		ds->backend = NULL;
-		lru_destroy(&ds->lru);
-	}
-	pthread_cond_destroy(&ds->reclaim_wake);
-	pthread_mutex_destroy(&ds->reclaim_lock);
-	pthread_mutex_destroy(&ds->reclaim_batch_lock);
-	pthread_mutex_destroy(&ds->budget_lock);
-}
-
 /* MemAvailable from /proc/meminfo, in bytes; 0 when unknown. */
 static uint64_t mem_available(void)
 {
@@ -1542,18 +1548,13 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 		.path = opts->swap_path,
 		.is_plaintext = !opts->is_encrypted,
 	};
-	struct pagepool_stats ps;
+	struct tier_backend *backend;
 	uint64_t mem = opts->mem;
 	int ret;
 
 	/* With neither mem=, memlimit= nor a cgroup limit: half of what is free now. */
 	if (!mem && !memlimit && !has_cgroup_limit)
 		mem = mem_available() / 2 ? mem_available() / 2 : ram / 4;
-	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
-	pthread_mutex_init(&ds->reclaim_lock, NULL);
-	pthread_cond_init(&ds->reclaim_wake, NULL);
-	pthread_mutex_init(&ds->budget_lock, NULL);
-	readahead_init(&ds->ra, opts->readahead);
 	budget_set(ds, mem, memlimit);
 	if (!opts->backend)
 		return 0;
@@ -1567,13 +1568,8 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 			return (int)cap;
 		cfg.capacity_bytes = (uint64_t)cap;
 	}
-	pagepool_get_stats(ds->pool, &ps);
-	ret = lru_init(&ds->lru, ps.nr_pages_max);
-	if (ret)
-		return fail("cannot allocate the page lists: %s", strerror(-ret));
-	ret = opts->backend->create(&cfg, &ds->backend);
+	ret = opts->backend->create(&cfg, &backend);
 	if (ret) {
-		lru_destroy(&ds->lru);
 		if (!strcmp(opts->backend->name, "file"))
 			return fail("backend=file:%s: cannot create the swap file (%llu MiB): %s",
 				    opts->swap_path, (unsigned long long)(cfg.capacity_bytes >> 20),
@@ -1581,8 +1577,11 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 		return fail("backend=%s: cannot set up %llu MiB of slots: %s", opts->backend->name,
 			    (unsigned long long)(cfg.capacity_bytes >> 20), strerror(-ret));
 	}
-	/* Again, now that the pool of a RAM backend counts. */
-	budget_update(ds, true);
+	ret = space_attach_backend(ds, backend);
+	if (ret) {
+		backend->ops->destroy(backend);
+		return fail("cannot allocate the page lists: %s", strerror(-ret));
+	}
 	return 0;
 }
 
@@ -1590,6 +1589,7 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 		size_t err_len)
 {
 	uint64_t max_pages, pool_pages, stock_pages, cgroup_limit, env_limit, limit;
+	struct pagepool *pool;
 	int ret;
 
 	memset(fs, 0, sizeof(*fs));
@@ -1603,7 +1603,6 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 	pool_pages = ram >> PAGE_SHIFT;
 	if (pool_pages > UINT32_MAX)
 		pool_pages = UINT32_MAX;
-	fs->data.max_pages = max_pages;
 	/*
 	 * The daemon's cgroup bounds the footprint whatever mem= and memlimit=
 	 * say; a RAM pool with no limit at all is bounded by the memory the
@@ -1622,30 +1621,28 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 		stock_pages = (limit >> PAGE_SHIFT) / 16;
 	if (opts->mem && stock_pages > (opts->mem >> PAGE_SHIFT) / 8)
 		stock_pages = (opts->mem >> PAGE_SHIFT) / 8;
-	ret = pagepool_new(pool_pages, stock_pages, &fs->data.pool);
+	ret = pagepool_new(pool_pages, stock_pages, &pool);
 	if (ret) {
 		snprintf(err, err_len, "size=: cannot reserve %llu MiB of address space: %s",
 			 (unsigned long long)(pool_pages >> (20 - PAGE_SHIFT)), strerror(-ret));
 		goto stop_memcg;
 	}
-	fs->data.env_limit_bytes = env_limit;
+	space_init(&fs->data, pool, max_pages, opts->readahead, env_limit);
 	ret = init_swap(&fs->data, opts, ram, opts->memlimit, cgroup_limit != 0, err, err_len);
 	if (ret)
-		goto destroy_pool;
+		goto destroy_space;
 	ret = ns_init(&fs->ns, opts->nr_inodes, opts->mode, opts->uid, opts->gid);
 	if (ret) {
 		snprintf(err, err_len, "nr_inodes=: cannot set up the namespace: %s",
 			 strerror(-ret));
-		goto destroy_swap;
+		goto destroy_space;
 	}
-	drain_init(&fs->drain);
+	drain_init(&fs->drain, &fs->ns, &fs->data);
 	tenants_init(&fs->tenants, opts->cg_share ? opts->cg_share : 50);
 	return 0;
 
-destroy_swap:
-	destroy_swap(&fs->data);
-destroy_pool:
-	pagepool_destroy(fs->data.pool);
+destroy_space:
+	space_fini(&fs->data);
 stop_memcg:
 	memcg_stop(&fs->memcg);
 	return ret;
@@ -1653,25 +1650,28 @@ stop_memcg:
 
 bool tierfs_capacity_short(struct tierfs *fs, char *msg, size_t size)
 {
-	uint64_t free_pages, limit;
+	uint64_t free_pages, limit, max = atomic_load(&fs->data.max_pages), pages;
 
-	budget_update(&fs->data, true);
+	if (budget_update(&fs->data, true))
+		reclaim_kick(&fs->data);
 	free_pages = budget_nr_free_pages(&fs->data);
-	if (!fs->data.max_pages || free_pages >= fs->data.max_pages - atomic_load(&fs->data.nr_pages))
+	pages = atomic_load(&fs->data.nr_pages);
+	/* size= full already is size='s doing, not the capacity's. */
+	if (!max || pages >= max || free_pages >= max - pages)
 		return false;
 	limit = budget_limit(&fs->data);
 	if (fs->data.backend && fs->data.backend->ops->is_sync && limit)
 		snprintf(msg, size,
 			 "size=%llu MiB, but a memory limit of %llu MiB holds about %llu MiB "
 			 "(more as data compresses): df shows the smaller",
-			 (unsigned long long)(fs->data.max_pages >> (20 - PAGE_SHIFT)),
+			 (unsigned long long)(max >> (20 - PAGE_SHIFT)),
 			 (unsigned long long)(limit >> 20),
 			 (unsigned long long)(free_pages >> (20 - PAGE_SHIFT)));
 	else
 		snprintf(msg, size,
 			 "size=%llu MiB, but the resident budget (mem=, memlimit= or the cgroup's "
 			 "limit) and the backend (swapsize=) hold %llu MiB: df shows the smaller",
-			 (unsigned long long)(fs->data.max_pages >> (20 - PAGE_SHIFT)),
+			 (unsigned long long)(max >> (20 - PAGE_SHIFT)),
 			 (unsigned long long)(free_pages >> (20 - PAGE_SHIFT)));
 	return true;
 }
@@ -1690,8 +1690,7 @@ void tierfs_destroy(struct tierfs *fs)
 	memcg_stop(&fs->memcg);
 	drain_destroy(&fs->drain);
 	reclaim_stop(&fs->data);
-	ns_destroy(&fs->ns, release_inode, &fs->data);
-	destroy_swap(&fs->data);
-	pagepool_destroy(fs->data.pool);
+	ns_destroy(&fs->ns, data_release_unreachable, &fs->data);
+	space_fini(&fs->data);
 	tenants_destroy(&fs->tenants);
 }

@@ -58,7 +58,8 @@ static void follow_limit(struct memcg_watch *w)
 	budget_get_caps(ds, &mem_cap, &limit_cap);
 	if (!cl.limit_bytes && !w->fallback_limit && !mem_cap && !limit_cap)
 		budget_set(ds, atomic_load(&ds->mem_pages) << PAGE_SHIFT, 0);
-	budget_set_env_limit(ds, cl.limit_bytes ? cl.limit_bytes : w->fallback_limit);
+	if (budget_set_env_limit(ds, cl.limit_bytes ? cl.limit_bytes : w->fallback_limit))
+		reclaim_kick(ds);
 }
 
 static void *watch(void *arg)

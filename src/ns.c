@@ -289,3 +289,32 @@ void dir_set_parent(struct inode *inode, struct inode *parent)
 {
 	inode->dir->parent = parent;
 }
+
+void ns_inode_drop_if_unused(struct ns *ns, struct inode *inode,
+			     void (*release)(void *ctx, struct inode *inode), void *ctx)
+{
+	if (inode->nlink || atomic_load(&inode->nlookup) || inode == ns->root)
+		return;
+	release(ctx, inode);
+	ns_inode_free(ns, inode);
+}
+
+struct inode *ns_inode_next(struct ns *ns, struct inode *prev,
+			    void (*release)(void *ctx, struct inode *inode), void *ctx)
+{
+	struct inode *next;
+
+	pthread_rwlock_wrlock(&ns->lock);
+	next = prev ? prev->all_next : ns->all;
+	while (next && !S_ISREG(next->mode))
+		next = next->all_next;
+	/* A lookup reference pins it, as the kernel's would. */
+	if (next)
+		atomic_fetch_add(&next->nlookup, 1);
+	if (prev) {
+		atomic_fetch_sub(&prev->nlookup, 1);
+		ns_inode_drop_if_unused(ns, prev, release, ctx);
+	}
+	pthread_rwlock_unlock(&ns->lock);
+	return next;
+}

@@ -15,11 +15,11 @@
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
 #include "tierfs/clock.h"
-#include "tierfs/data.h"
 #include "tierfs/log.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
+#include "tierfs/space.h"
 
 static struct log_ratelimit store_log, limit_log;
 
@@ -300,16 +300,32 @@ static uint64_t finish_pending(struct data_space *ds, struct inode *held)
 	unsigned int kept = 0;
 	uint64_t freed = 0;
 
-	for (unsigned int i = 0; i < ds->nr_pending; i++) {
-		int ret = finish(ds, &ds->pending[i], held);
+	for (unsigned int i = 0; i < ds->reclaim.nr_pending; i++) {
+		int ret = finish(ds, &ds->reclaim.pending[i], held);
 
 		if (ret == -EAGAIN)
-			ds->pending[kept++] = ds->pending[i];
+			ds->reclaim.pending[kept++] = ds->reclaim.pending[i];
 		else
 			freed += (uint64_t)ret;
 	}
-	ds->nr_pending = kept;
+	ds->reclaim.nr_pending = kept;
 	return freed;
+}
+
+void reclaim_init(struct reclaimer *r)
+{
+	memset(r, 0, sizeof(*r));
+	pthread_mutex_init(&r->batch_lock, NULL);
+	atomic_init(&r->nr_pending, 0);
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->wake, NULL);
+}
+
+void reclaim_fini(struct reclaimer *r)
+{
+	pthread_cond_destroy(&r->wake);
+	pthread_mutex_destroy(&r->lock);
+	pthread_mutex_destroy(&r->batch_lock);
 }
 
 uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
@@ -336,10 +352,10 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 	 */
 	if (atomic_load(&ds->is_draining))
 		return 0; /* bringing everything back: nothing leaves now */
-	pthread_mutex_lock(&ds->reclaim_batch_lock);
+	pthread_mutex_lock(&ds->reclaim.batch_lock);
 	may_store = !atomic_load(&ds->is_pool_full);
 	freed = finish_pending(ds, held);
-	room = RECLAIM_MAX_PENDING - ds->nr_pending;
+	room = RECLAIM_MAX_PENDING - ds->reclaim.nr_pending;
 	nr = isolate(ds, held, from, room < RECLAIM_BATCH ? room : RECLAIM_BATCH, v, locked,
 		     &nr_locked);
 	for (unsigned int i = 0; i < nr; i++) {
@@ -390,15 +406,16 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 			stored = 0;
 	}
 	for (unsigned int i = 0; i < nr_store; i++) {
-		w = &ds->pending[ds->nr_pending++];
+		w = &ds->reclaim.pending[ds->reclaim.nr_pending++];
 		*w = (struct reclaim_pending){ pfns[i], (int)i < stored,
 					       (int)i < stored ? slots[i] : 0 };
 	}
 	freed += finish_pending(ds, held);
-	pthread_mutex_unlock(&ds->reclaim_batch_lock);
-	if (atomic_load(&ds->nr_pending))
+	pthread_mutex_unlock(&ds->reclaim.batch_lock);
+	if (atomic_load(&ds->reclaim.nr_pending))
 		reclaim_kick(ds); /* the reclaimer finishes them when the owners are free */
-	budget_update(ds, false);
+	if (budget_update(ds, false))
+		reclaim_kick(ds);
 	return freed;
 }
 
@@ -426,15 +443,14 @@ uint64_t reclaim_pages(struct data_space *ds, uint64_t nr)
 
 void reclaim_kick(struct data_space *ds)
 {
-	pthread_mutex_lock(&ds->reclaim_lock);
-	pthread_cond_signal(&ds->reclaim_wake);
-	pthread_mutex_unlock(&ds->reclaim_lock);
+	pthread_mutex_lock(&ds->reclaim.lock);
+	pthread_cond_signal(&ds->reclaim.wake);
+	pthread_mutex_unlock(&ds->reclaim.lock);
 }
 
 /*
- * Sleep up to ms unless kicked; reclaim_lock held.  The wait names its clock
- * itself, so a step of the date can neither stretch nor cut it short
- * whatever attributes reclaim_wake was made with.
+ * Sleep up to ms unless kicked; ds->reclaim.lock held.  The wait names its
+ * clock itself, so a step of the date can neither stretch nor cut it short.
  */
 static void wait_ms(struct data_space *ds, long ms)
 {
@@ -442,40 +458,40 @@ static void wait_ms(struct data_space *ds, long ms)
 	struct timespec ts = { .tv_sec = (time_t)(deadline / 1000000000),
 			       .tv_nsec = (long)(deadline % 1000000000) };
 
-	pthread_cond_clockwait(&ds->reclaim_wake, &ds->reclaim_lock, CLOCK_MONOTONIC, &ts);
+	pthread_cond_clockwait(&ds->reclaim.wake, &ds->reclaim.lock, CLOCK_MONOTONIC, &ts);
 }
 
 static void *reclaimer(void *arg)
 {
 	struct data_space *ds = arg;
 
-	pthread_mutex_lock(&ds->reclaim_lock);
-	while (!ds->reclaim_stop) {
+	pthread_mutex_lock(&ds->reclaim.lock);
+	while (!ds->reclaim.stop) {
 		if (pagepool_nr_in_use(ds->pool) <= ds->high_pages) {
-			if (!atomic_load(&ds->nr_pending)) {
-				pthread_cond_wait(&ds->reclaim_wake, &ds->reclaim_lock);
+			if (!atomic_load(&ds->reclaim.nr_pending)) {
+				pthread_cond_wait(&ds->reclaim.wake, &ds->reclaim.lock);
 				continue;
 			}
 			/* Stores done whose owners were busy: finish them soon. */
 			wait_ms(ds, 1);
-			pthread_mutex_unlock(&ds->reclaim_lock);
-			pthread_mutex_lock(&ds->reclaim_batch_lock);
+			pthread_mutex_unlock(&ds->reclaim.lock);
+			pthread_mutex_lock(&ds->reclaim.batch_lock);
 			finish_pending(ds, NULL);
-			pthread_mutex_unlock(&ds->reclaim_batch_lock);
-			pthread_mutex_lock(&ds->reclaim_lock);
+			pthread_mutex_unlock(&ds->reclaim.batch_lock);
+			pthread_mutex_lock(&ds->reclaim.lock);
 			continue;
 		}
-		pthread_mutex_unlock(&ds->reclaim_lock);
+		pthread_mutex_unlock(&ds->reclaim.lock);
 		/* A batch or two that free nothing may only have promoted pages in use. */
 		for (unsigned int nr_idle = 0;
 		     nr_idle < 3 && pagepool_nr_in_use(ds->pool) > ds->low_pages;)
 			nr_idle = reclaim_batch(ds, NULL) ? 0 : nr_idle + 1;
-		pthread_mutex_lock(&ds->reclaim_lock);
+		pthread_mutex_lock(&ds->reclaim.lock);
 		/* Nothing evictable now (all busy or no room to store): back off. */
-		if (pagepool_nr_in_use(ds->pool) > ds->high_pages && !ds->reclaim_stop)
+		if (pagepool_nr_in_use(ds->pool) > ds->high_pages && !ds->reclaim.stop)
 			wait_ms(ds, atomic_load(&ds->is_pool_full) ? 100 : 10);
 	}
-	pthread_mutex_unlock(&ds->reclaim_lock);
+	pthread_mutex_unlock(&ds->reclaim.lock);
 	return NULL;
 }
 
@@ -485,29 +501,29 @@ int reclaim_start(struct data_space *ds)
 
 	if (!ds->backend)
 		return 0;
-	err = pthread_create(&ds->reclaimer, NULL, reclaimer, ds);
+	err = pthread_create(&ds->reclaim.thread, NULL, reclaimer, ds);
 	if (err)
 		return -err;
-	ds->has_reclaimer = true;
+	ds->reclaim.has_thread = true;
 	return 0;
 }
 
 void reclaim_stop(struct data_space *ds)
 {
-	if (ds->has_reclaimer) {
-		pthread_mutex_lock(&ds->reclaim_lock);
-		ds->reclaim_stop = true;
-		pthread_cond_signal(&ds->reclaim_wake);
-		pthread_mutex_unlock(&ds->reclaim_lock);
-		pthread_join(ds->reclaimer, NULL);
-		ds->has_reclaimer = false;
+	if (ds->reclaim.has_thread) {
+		pthread_mutex_lock(&ds->reclaim.lock);
+		ds->reclaim.stop = true;
+		pthread_cond_signal(&ds->reclaim.wake);
+		pthread_mutex_unlock(&ds->reclaim.lock);
+		pthread_join(ds->reclaim.thread, NULL);
+		ds->reclaim.has_thread = false;
 	}
 	/* No request runs now; an owner's lock is only ever held briefly. */
-	pthread_mutex_lock(&ds->reclaim_batch_lock);
-	while (ds->nr_pending) {
+	pthread_mutex_lock(&ds->reclaim.batch_lock);
+	while (ds->reclaim.nr_pending) {
 		finish_pending(ds, NULL);
-		if (ds->nr_pending)
+		if (ds->reclaim.nr_pending)
 			sched_yield();
 	}
-	pthread_mutex_unlock(&ds->reclaim_batch_lock);
+	pthread_mutex_unlock(&ds->reclaim.batch_lock);
 }

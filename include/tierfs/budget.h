@@ -38,14 +38,26 @@ struct budget_footprint {
 /* The smallest memory limit that leaves room for the smallest budget. */
 #define BUDGET_MIN_LIMIT (BUDGET_HEADROOM + (8ULL << 20))
 
+/*
+ * The budget's lock and the limit of the surroundings (as
+ * budget_set_env_limit; 0: none), before any cap is set; by space_init.
+ */
+void budget_init(struct data_space *ds, uint64_t env_limit_bytes);
+void budget_fini(struct data_space *ds);
+
 void budget_footprint(struct data_space *ds, struct budget_footprint *out);
 
 /*
+ * The budget does not wake the reclaimer itself (reclaim depends on the
+ * budget, not the other way round): the calls that recompute it return
+ * whether it shrank below the pages in use, and then the caller calls
+ * reclaim_kick.
+ *
  * Set the caps: mem_bytes on resident pages (0: none besides the limit),
  * limit_bytes on the footprint plus BUDGET_HEADROOM (0: none), then
- * recompute.  Takes effect at once; the reclaimer is woken if the budget
- * shrank.  Returns 0, or -EINVAL if no cap would be left (neither is set
- * and there is no limit from the surroundings).
+ * recompute.  Takes effect at once.  Returns 1 if the budget shrank below
+ * the pages in use, 0 if not, or -EINVAL if no cap would be left (neither
+ * is set and there is no limit from the surroundings).
  */
 int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes);
 
@@ -60,7 +72,7 @@ void budget_get_caps(struct data_space *ds, uint64_t *mem_bytes, uint64_t *limit
  * RAM backend with none the memory the machine had available; 0 = none.
  * The tighter of it and memlimit= bounds the footprint.
  */
-void budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes);
+bool budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes);
 
 /* The footprint limit in force, in bytes; 0 = none. */
 uint64_t budget_limit(struct data_space *ds);
@@ -87,8 +99,17 @@ uint64_t budget_nr_free_pages(struct data_space *ds);
 /*
  * Recompute the resident budget and the watermarks from the caps and the
  * current footprint.  Cheap enough to call after each reclaim batch; does
- * the work at most every few milliseconds unless force.
+ * the work at most every few milliseconds unless force.  Returns whether
+ * the budget shrank below the pages in use.
  */
-void budget_update(struct data_space *ds, bool force);
+bool budget_update(struct data_space *ds, bool force);
+
+/*
+ * budget_update unless the last one ran within those few milliseconds;
+ * waits for one in progress instead of skipping it.  For a caller about
+ * to refuse on an estimate that may be stale, without paying a full
+ * recomputation for each refusal.
+ */
+bool budget_refresh(struct data_space *ds);
 
 #endif

@@ -2,105 +2,33 @@
 /*
  * File data: reads and writes through an inode's page map and the page
  * pool, and the range operations (truncate, hole punch, allocate, seek,
- * copy).  Every function expects the inode's lock: read for data_read and
- * data_seek, write for the rest.
+ * copy).  Every function expects the inode's lock: read for
+ * data_has_swapped, data_read, data_read_mem, data_seek and data_copy's
+ * source, write for the rest (data_copy's destination included).
  */
 #ifndef TIERFS_DATA_H
 #define TIERFS_DATA_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "tierfs/lru.h"
-#include "tierfs/readahead.h"
+#include "tierfs/space.h"
 
-struct fuse_bufvec;
 struct inode;
-struct pagepool;
-struct tier_backend;
-
-/* Swap tier counters; relaxed atomics, for the stats. */
-struct swap_counters {
-	atomic_uint_fast64_t nr_evicted;	/* pages stored to the backend */
-	atomic_uint_fast64_t nr_clean_dropped;	/* evicted without a store: copy still valid */
-	atomic_uint_fast64_t nr_filled_evicted;	/* evicted as a same-filled entry */
-	atomic_uint_fast64_t nr_swapins;	/* pages loaded back */
-	atomic_uint_fast64_t nr_swapin_errors;	/* loads that failed: EIO to the reader */
-	atomic_uint_fast64_t nr_store_failures;	/* stores refused or failed: page kept */
-	atomic_uint_fast64_t nr_direct_reclaims;	/* batches reclaimed by an allocating thread */
-	atomic_uint_fast64_t nr_budget_enospc;	/* writes refused: over budget, nothing to evict */
-	atomic_uint_fast64_t nr_budget_exceeded;	/* reads let past a full budget */
-	atomic_uint_fast64_t nr_limit_rejects;	/* stores refused: the RAM pool may not grow */
-	atomic_uint_fast64_t nr_capacity_enospc;	/* writes refused: budget and backend full */
-	atomic_uint_fast64_t nr_copies_freed;	/* swapped in with no clean copy kept: tight */
-};
-
-/* A page reclaim has stored (or failed to) and must still take off its owner. */
-struct reclaim_pending {
-	uint32_t pfn;
-	bool is_stored;				/* slot holds its copy */
-	uint64_t slot;
-};
-
-/* Most pages whose owner was busy when their store finished. */
-#define RECLAIM_MAX_PENDING 256
-
-/*
- * The memory all files share: the page pool, the count size= limits, and
- * the swap tier.  backend NULL means no swap tier: pages stay resident and
- * mem_pages is not enforced.  The reclaimer's fields are under reclaim_lock.
- */
-struct data_space {
-	struct pagepool *pool;
-	atomic_uint_fast64_t max_pages;	/* 0 = unlimited; set live by remount */
-	atomic_uint_fast64_t nr_pages;		/* present pages of all files */
-	atomic_uint_fast64_t nr_filled;		/* of which same-filled */
-
-	struct tier_backend *backend;
-	struct lru lru;				/* resident pages, when backend */
-	atomic_uint_fast64_t mem_pages;		/* resident budget now: the hard limit */
-	atomic_uint_fast64_t high_pages;	/* reclaimer wakes above high, */
-	atomic_uint_fast64_t low_pages;		/* stops at low */
-	atomic_bool is_pool_full;		/* the limit allows no RAM backend growth */
-	atomic_bool is_backend_tight;		/* no room to keep clean copies */
-	atomic_uint_fast64_t capacity_x1024;	/* weighted pages data may use; 0 = no bound */
-	atomic_uint_fast64_t filled_weight;	/* of a page using no memory yet, x1024 */
-	atomic_uint_fast64_t nr_unwritten;	/* fallocated pages never written */
-	pthread_mutex_t budget_lock;		/* protects the caps, and: */
-	uint64_t mem_cap_pages;			/* mem=; 0 = none */
-	uint64_t limit_bytes;			/* memlimit=; 0 = none */
-	uint64_t env_limit_bytes;		/* the cgroup's limit, or RAM's; 0 = none */
-	uint64_t budget_stamp_ns;		/* last update, CLOCK_MONOTONIC */
-	uint64_t backend_peak_bytes;		/* RAM pool's largest since the last trim */
-	uint64_t rss_trimmed_bytes;		/* anonymous memory after the last trim for it */
-	struct swap_counters swap;
-	struct readahead ra;
-	atomic_bool is_draining;		/* a drain runs: reclaim stores nothing */
-
-	pthread_mutex_t reclaim_batch_lock;	/* one reclaim batch at a time, and: */
-	struct reclaim_pending pending[RECLAIM_MAX_PENDING];
-	atomic_uint nr_pending;			/* read without the lock by the reclaimer */
-	pthread_mutex_t reclaim_lock;
-	pthread_cond_t reclaim_wake;
-	bool reclaim_stop;
-	bool has_reclaimer;
-	pthread_t reclaimer;
-};
 
 /* Most pages one read can return: 1 MiB, plus one for misalignment. */
 #define DATA_MAX_READ_PAGES 257
 
 /*
- * Write the bytes of src at off.  Returns bytes written (short when space
- * ran out part way), or -ENOSPC / -ENOMEM / -EFBIG when nothing was.
- * Extends the size; does not touch times.
+ * Write the bytes of the nr_iov buffers of iov, one after the other, at
+ * off, copying each byte once into the pool.  Returns bytes written (short
+ * when space ran out part way), or -ENOSPC / -ENOMEM / -EFBIG when nothing
+ * was.  Extends the size; does not touch times.
  */
-ssize_t data_write(struct data_space *ds, struct inode *inode, struct fuse_bufvec *src,
-		   uint64_t off);
+ssize_t data_write(struct data_space *ds, struct inode *inode, const struct iovec *iov,
+		   unsigned int nr_iov, uint64_t off);
 
 /* data_write from memory. */
 ssize_t data_write_mem(struct data_space *ds, struct inode *inode, const void *buf, size_t len,
@@ -174,5 +102,12 @@ int64_t data_drain(struct data_space *ds, struct inode *inode, uint64_t *from, u
 
 /* Free every page of the inode. */
 void data_release(struct data_space *ds, struct inode *inode);
+
+/*
+ * data_release of a regular file nothing reaches any more, taking its
+ * lock: the release callback of ns_destroy and ns_inode_next, ds the
+ * struct data_space.
+ */
+void data_release_unreachable(void *ds, struct inode *inode);
 
 #endif

@@ -14,12 +14,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct tierfs;
+struct data_space;
+struct ns;
 
 enum drain_state { DRAIN_IDLE, DRAIN_RUNNING, DRAIN_DONE, DRAIN_STOPPED, DRAIN_FAILED };
 
-/* lock protects everything but the atomics. */
+/* lock protects everything but the atomics and what drain_init set. */
 struct drain {
+	struct ns *ns;		      /* whose files it walks */
+	struct data_space *ds;	      /* whose backend it empties */
 	pthread_mutex_t lock;
 	pthread_t thread;
 	bool has_thread; /* to join */
@@ -39,17 +42,18 @@ struct drain_status {
 	char error[128];
 };
 
-void drain_init(struct drain *d);
+/* A drain of the files of ns, whose data lives in ds. */
+void drain_init(struct drain *d, struct ns *ns, struct data_space *ds);
 
 /* Stop a running drain and wait for it.  Before unmounting. */
 void drain_destroy(struct drain *d);
 
 /*
- * Start draining fs.  Returns 0 (started), 1 (already running) or -ENOSPC
+ * Start draining.  Returns 0 (started), 1 (already running) or -ENOSPC
  * with a message in msg when the swapped data does not fit the budget, or
  * another -errno.
  */
-int drain_start(struct tierfs *fs, char *msg, size_t size);
+int drain_start(struct drain *d, char *msg, size_t size);
 
 /* Ask a running drain to stop after its batch.  Returns true if one runs. */
 bool drain_stop(struct drain *d);

@@ -56,13 +56,6 @@ int tierfs_start(struct tierfs *fs);
 /* Free everything, open-unlinked files included. */
 void tierfs_destroy(struct tierfs *fs);
 
-/*
- * Walk the regular files: the one after prev (NULL: the first), pinned so
- * it stays while unlocked; prev is unpinned (and freed if nothing else
- * holds it).  Returns NULL at the end.
- */
-struct inode *tierfs_inode_next(struct tierfs *fs, struct inode *prev);
-
 /* The operations; userdata is the struct tierfs. */
 extern const struct fuse_lowlevel_ops tierfs_ops;
 

@@ -106,6 +106,23 @@ int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev,
  */
 void ns_inode_free(struct ns *ns, struct inode *inode);
 
+/*
+ * Free inode if nothing reaches it any more (no link, no lookup reference,
+ * not the root), after release(ctx, inode) has freed its file data.
+ * ns->lock held (write).
+ */
+void ns_inode_drop_if_unused(struct ns *ns, struct inode *inode,
+			     void (*release)(void *ctx, struct inode *inode), void *ctx);
+
+/*
+ * Walk the regular files: the one after prev (NULL: the first), pinned by
+ * a lookup reference so that it stays while unlocked; prev is unpinned
+ * (and dropped as by ns_inode_drop_if_unused).  Takes ns->lock.  Returns
+ * NULL at the end.
+ */
+struct inode *ns_inode_next(struct ns *ns, struct inode *prev,
+			    void (*release)(void *ctx, struct inode *inode), void *ctx);
+
 /* The entry name in dir, or NULL.  ns->lock held (read). */
 struct dentry *dir_lookup(const struct inode *dir, const char *name, size_t len);
 

@@ -10,6 +10,9 @@
 #ifndef TIERFS_RECLAIM_H
 #define TIERFS_RECLAIM_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 struct data_space;
@@ -18,6 +21,42 @@ struct lru_lists;
 
 /* Pages one batch takes at most. */
 #define RECLAIM_BATCH 32
+
+/* A page reclaim has stored (or failed to) and must still take off its owner. */
+struct reclaim_pending {
+	uint32_t pfn;
+	bool is_stored;				/* slot holds its copy */
+	uint64_t slot;
+};
+
+/* Most pages whose owner was busy when their store finished. */
+#define RECLAIM_MAX_PENDING 256
+
+/*
+ * The reclaimer of a data space: its thread and the batches' state.  See
+ * the Locking section of space.h for where its locks stand.
+ */
+struct reclaimer {
+	pthread_mutex_t batch_lock;		/* one batch at a time, and: */
+	struct reclaim_pending pending[RECLAIM_MAX_PENDING];
+	atomic_uint nr_pending;			/* read without the lock by the thread */
+	pthread_mutex_t lock;			/* protects: */
+	pthread_cond_t wake;
+	bool stop;
+	bool has_thread;			/* reclaim_start ran: to join */
+	pthread_t thread;
+};
+
+void reclaim_init(struct reclaimer *r);
+
+/* After reclaim_stop. */
+void reclaim_fini(struct reclaimer *r);
+
+/* Pages stored whose owners have not been updated yet. */
+static inline unsigned int reclaim_nr_pending(struct reclaimer *r)
+{
+	return atomic_load(&r->nr_pending);
+}
 
 /*
  * Evict up to one batch.  Takes inode locks with trylock only; held is an

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A data space for the unit tests of reclaim, readahead and the LRU: what
- * fs.c's init_swap sets up, over a backend the test wraps around a ramdisk,
+ * A data space for the unit tests of reclaim, readahead and the LRU, built
+ * by the same constructors as the daemon's, over a backend the test wraps
+ * around a ramdisk,
  * and files (bare inodes) with patterned pages.  Header-only, as check.h,
  * whose counters its checks add to.
  */
@@ -17,6 +18,7 @@
 #include "tierfs/pagepool.h"
 #include "tierfs/readahead.h"
 #include "tierfs/reclaim.h"
+#include "tierfs/space.h"
 #include "check.h"
 
 #define P PAGE_SIZE
@@ -41,22 +43,15 @@ static inline struct tier_backend *space_ramdisk(uint64_t nr_pages)
 static inline bool space_new(struct data_space *ds, struct tier_backend *backend,
 			     uint64_t mem_pages)
 {
+	struct pagepool *pool;
+
 	memset(ds, 0, sizeof(*ds));
-	atomic_init(&ds->nr_pages, 0);
-	atomic_init(&ds->nr_filled, 0);
-	atomic_init(&ds->nr_pending, 0);
-	readahead_init(&ds->ra, READAHEAD_AUTO);
-	if (!CHECK(backend != NULL) || !CHECK_EQ(0, pagepool_new(SPACE_POOL_PAGES, 0, &ds->pool)))
+	if (!CHECK(backend != NULL) || !CHECK_EQ(0, pagepool_new(SPACE_POOL_PAGES, 0, &pool)))
 		return false;
-	pthread_mutex_init(&ds->reclaim_batch_lock, NULL);
-	pthread_mutex_init(&ds->reclaim_lock, NULL);
-	pthread_cond_init(&ds->reclaim_wake, NULL);
-	pthread_mutex_init(&ds->budget_lock, NULL);
+	space_init(ds, pool, 0, READAHEAD_AUTO, 0);
 	CHECK_EQ(0, budget_set(ds, mem_pages * P, 0));
-	if (!CHECK_EQ(0, lru_init(&ds->lru, SPACE_POOL_PAGES)))
+	if (!CHECK_EQ(0, space_attach_backend(ds, backend)))
 		return false;
-	ds->backend = backend;
-	budget_update(ds, true);
 	return CHECK_EQ(mem_pages, atomic_load(&ds->mem_pages));
 }
 
@@ -80,20 +75,14 @@ static inline uint64_t backend_stored(struct data_space *ds)
 static inline void space_destroy(struct data_space *ds)
 {
 	reclaim_stop(ds);
-	CHECK_EQ(0, atomic_load(&ds->nr_pending));
+	CHECK_EQ(0, reclaim_nr_pending(&ds->reclaim));
 	CHECK_EQ(0, pool_in_use(ds));
 	CHECK_EQ(0, backend_stored(ds));
 	CHECK_EQ(0, atomic_load(&ds->nr_pages));
 	CHECK_EQ(0, atomic_load(&ds->nr_filled));
 	for (unsigned int i = 0; i < ds->lru.nr_all; i++)
 		CHECK_EQ(0, lru_lists_nr_listed(ds->lru.all[i]));
-	ds->backend->ops->destroy(ds->backend);
-	lru_destroy(&ds->lru);
-	pthread_cond_destroy(&ds->reclaim_wake);
-	pthread_mutex_destroy(&ds->reclaim_lock);
-	pthread_mutex_destroy(&ds->reclaim_batch_lock);
-	pthread_mutex_destroy(&ds->budget_lock);
-	pagepool_destroy(ds->pool);
+	space_fini(ds);
 	check_clear_context();
 }
 

@@ -12,17 +12,19 @@
 #include "tierfs/data.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
+#include "tierfs/space.h"
 #include "check.h"
 
 #define P PAGE_SIZE
 
 static bool space_new(struct data_space *ds, uint64_t pool_pages, uint64_t max_pages)
 {
-	memset(ds, 0, sizeof(*ds)); /* no backend: no swap tier */
-	ds->max_pages = max_pages;
-	atomic_init(&ds->nr_pages, 0);
-	atomic_init(&ds->nr_filled, 0);
-	return CHECK_EQ(0, pagepool_new(pool_pages, 0, &ds->pool));
+	struct pagepool *pool;
+
+	if (!CHECK_EQ(0, pagepool_new(pool_pages, 0, &pool)))
+		return false;
+	space_init(ds, pool, max_pages, READAHEAD_AUTO, 0); /* no backend: no swap tier */
+	return true;
 }
 
 static uint64_t pool_in_use(struct data_space *ds)
@@ -39,7 +41,7 @@ static void space_destroy(struct data_space *ds)
 	CHECK_EQ(0, pool_in_use(ds));
 	CHECK_EQ(0, atomic_load(&ds->nr_pages));
 	CHECK_EQ(0, atomic_load(&ds->nr_filled));
-	pagepool_destroy(ds->pool);
+	space_fini(ds);
 }
 
 static void file_init(struct inode *inode)
@@ -148,6 +150,16 @@ static void test_write_read(void)
 	CHECK_EQ(2, pool_in_use(&ds));
 	CHECK_EQ(5, data_read_mem(&ds, &f, P - 3, buf, 5));
 	CHECK_MEM("HELlo", buf, 5);
+
+	/* Several buffers, an empty one among them, land one after the other. */
+	{
+		struct iovec parts[] = { { "h", 1 }, { "", 0 }, { "ELL", 3 }, { "O", 1 } };
+
+		CHECK_EQ(5, data_write(&ds, &f, parts, 4, P - 3));
+		CHECK_EQ(5, data_read_mem(&ds, &f, P - 3, buf, 5));
+		CHECK_MEM("hELLO", buf, 5);
+		CHECK_EQ(5, data_write_mem(&ds, &f, "HELlo", 5, P - 3));
+	}
 
 	/* A write of nothing changes nothing. */
 	CHECK_EQ(0, data_write_mem(&ds, &f, "", 0, 1 << 20));

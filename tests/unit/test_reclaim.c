@@ -152,7 +152,7 @@ static void test_no_lock_during_store(void)
 
 	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(NR, batch_join(&t));
-	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
 	CHECK_EQ(0, pool_in_use(&ds));
 	CHECK_EQ(NR, backend_stored(&ds));
 	CHECK_EQ(NR, atomic_load(&ds.swap.nr_evicted));
@@ -194,7 +194,7 @@ static void test_write_during_store(void)
 
 	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(NR - 1, batch_join(&t));
-	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
 	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 2));
 	p = lru_page(&ds.lru, pfn_of(&f, 2));
 	CHECK(!p->is_writeback);
@@ -252,7 +252,7 @@ static void test_truncate_during_store(void)
 
 	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(NR, batch_join(&t));
-	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
 	CHECK_EQ(0, pool_in_use(&ds));
 	CHECK_EQ(0, backend_stored(&ds));
 	CHECK_EQ(0, atomic_load(&ds.nr_pages));
@@ -294,7 +294,7 @@ static void test_truncate_partial_during_store(void)
 	faulty_gate_open(g, FAULTY_STORE);
 	/* Page 0 evicted, pages 2 and 3 freed as orphans. */
 	CHECK_EQ(3, batch_join(&t));
-	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
 	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 0));
 	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 1));
 	CHECK_EQ(PAGEMAP_KIND_HOLE, kind(&f, 2));
@@ -384,7 +384,7 @@ static void test_release_during_store(void)
 
 	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(NR, batch_join(&t));
-	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
 	CHECK_EQ(0, pool_in_use(&ds));
 	CHECK_EQ(0, backend_stored(&ds));
 	CHECK_EQ(0, atomic_load(&ds.nr_pages));
@@ -424,7 +424,7 @@ static void test_busy_owner(enum finish_by by)
 	lock_during_store(g, &f, false);
 	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(0, batch_join(&t));
-	CHECK_EQ(NR, atomic_load(&ds.nr_pending));
+	CHECK_EQ(NR, reclaim_nr_pending(&ds.reclaim));
 	CHECK_EQ(NR, backend_stored(&ds));
 	CHECK_EQ(NR, pool_in_use(&ds));
 	for (uint64_t i = 0; i < NR; i++) {
@@ -451,7 +451,7 @@ static void test_busy_owner(enum finish_by by)
 		reclaim_stop(&ds);
 		break;
 	}
-	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
 	CHECK_EQ(0, atomic_load(&ds.swap.nr_store_failures));
 	if (by == FINISH_BY_STOP) {
 		pattern(expected, 7, 0);
@@ -495,7 +495,7 @@ static void test_store_failure(void)
 	CHECK_EQ(1, faulty_nr_calls(g, FAULTY_STORE));
 	CHECK_EQ(1, faulty_nr_faulted(g, FAULTY_STORE));
 	CHECK_EQ(NR, atomic_load(&ds.swap.nr_store_failures));
-	CHECK_EQ(0, atomic_load(&ds.nr_pending));
+	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
 	CHECK_EQ(NR, pool_in_use(&ds));
 	CHECK_EQ(0, backend_stored(&ds));
 	CHECK_EQ(NR, lru_lists_nr_listed(&ds.lru.root));

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The data space, the memory all files share, and its composition root:
+ * builds its mechanisms in order (counters, readahead, budget, reclaimer;
+ * then the LRU and the backend) and tears them down in reverse.  The
+ * daemon and the unit tests build a space only through here.
+ */
+#ifndef TIERFS_SPACE_H
+#define TIERFS_SPACE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tierfs/lru.h"
+#include "tierfs/readahead.h"
+#include "tierfs/reclaim.h"
+
+struct pagepool;
+struct tier_backend;
+
+/* Swap tier counters; relaxed atomics, for the stats. */
+struct swap_counters {
+	atomic_uint_fast64_t nr_evicted;	/* pages stored to the backend */
+	atomic_uint_fast64_t nr_clean_dropped;	/* evicted without a store: copy still valid */
+	atomic_uint_fast64_t nr_filled_evicted;	/* evicted as a same-filled entry */
+	atomic_uint_fast64_t nr_swapins;	/* pages loaded back */
+	atomic_uint_fast64_t nr_swapin_errors;	/* loads that failed: EIO to the reader */
+	atomic_uint_fast64_t nr_store_failures;	/* stores refused or failed: page kept */
+	atomic_uint_fast64_t nr_direct_reclaims;	/* batches reclaimed by an allocating thread */
+	atomic_uint_fast64_t nr_budget_enospc;	/* writes refused: over budget, nothing to evict */
+	atomic_uint_fast64_t nr_budget_exceeded;	/* reads let past a full budget */
+	atomic_uint_fast64_t nr_limit_rejects;	/* stores refused: the RAM pool may not grow */
+	atomic_uint_fast64_t nr_capacity_enospc;	/* writes refused: budget and backend full */
+	atomic_uint_fast64_t nr_copies_freed;	/* swapped in with no clean copy kept: tight */
+};
+
+/*
+ * The memory all files share: the page pool, the count size= limits, and
+ * the swap tier.  backend NULL means no swap tier: pages stay resident and
+ * mem_pages is not enforced.
+ *
+ * Locking
+ *
+ * inode->lock (rwlock, ns.h): the inode's page map and size, and the
+ *	index, swap_slot and writeback flags of its struct lru_page.  Read
+ *	for data_has_swapped, data_read, data_read_mem (which loads from the
+ *	backend: I/O under a read lock) and data_seek, write for the rest.
+ *	Held across backend loads (swap-in, readahead, drain batches) and
+ *	across direct reclaim by an allocating thread, which passes it in as
+ *	held.
+ * reclaim.batch_lock (struct reclaimer, reclaim.h): one reclaim batch at a
+ *	time; pending[] and the writes of nr_pending (which the reclaimer
+ *	reads without it).  Held across the batch's backend store, a device
+ *	write for the file backend; the victims' inodes are unlocked before
+ *	it, but the inode a direct reclaimer holds stays locked across it.
+ * lru->lock (lru.h): the lists, their links and counts, the scan record,
+ *	lru->all[]; an lru_page's inode while it is under writeback.  Short;
+ *	no I/O.  Victims' inodes are taken under it by trylock only.
+ * budget_lock: the caps below it, the stamps, and the writes of the
+ *	budget's atomics (mem_pages, high_pages, low_pages, is_pool_full,
+ *	is_backend_tight, capacity_x1024, filled_weight; read lock-free).
+ *	Under it budget_update reads /proc/self/statm, takes the backend's
+ *	and the pool's stats locks, may trim the pool and malloc.
+ * reclaim.lock (struct reclaimer): stop and the reclaimer's sleep on wake.
+ *	Never held across a batch: the reclaimer drops it first.
+ * tenants->lock (tenant.h): the tenant table; reads the cgroup files
+ *	under it (file I/O), and registers lists under lru->lock.
+ *
+ * Order:
+ *	inode->lock (held by the allocating thread)
+ *	  reclaim.batch_lock
+ *	    lru->lock
+ *	      inode->lock of a victim, by trylock only
+ *	inode->lock -> budget_lock (a refused write refreshes the budget)
+ *	tenants->lock -> lru->lock
+ * budget_lock is never taken under reclaim.batch_lock: reclaim_batch
+ * updates the budget after dropping it.  reclaim.lock nests under none:
+ * whoever saw the budget shrink kicks the reclaimer after budget_lock is
+ * dropped.
+ */
+struct data_space {
+	struct pagepool *pool;
+	atomic_uint_fast64_t max_pages;	/* 0 = unlimited; set live by remount */
+	atomic_uint_fast64_t nr_pages;		/* present pages of all files */
+	atomic_uint_fast64_t nr_filled;		/* of which same-filled */
+
+	struct tier_backend *backend;
+	struct lru lru;				/* resident pages, when backend */
+	atomic_uint_fast64_t mem_pages;		/* resident budget now: the hard limit */
+	atomic_uint_fast64_t high_pages;	/* reclaimer wakes above high, */
+	atomic_uint_fast64_t low_pages;		/* stops at low */
+	atomic_bool is_pool_full;		/* the limit allows no RAM backend growth */
+	atomic_bool is_backend_tight;		/* no room to keep clean copies */
+	atomic_uint_fast64_t capacity_x1024;	/* weighted pages data may use; 0 = no bound */
+	atomic_uint_fast64_t filled_weight;	/* of a page using no memory yet, x1024 */
+	atomic_uint_fast64_t nr_unwritten;	/* fallocated pages never written */
+	pthread_mutex_t budget_lock;		/* protects the caps, and: */
+	uint64_t mem_cap_pages;			/* mem=; 0 = none */
+	uint64_t limit_bytes;			/* memlimit=; 0 = none */
+	uint64_t env_limit_bytes;		/* the cgroup's limit, or RAM's; 0 = none */
+	uint64_t budget_stamp_ns;		/* last update, CLOCK_MONOTONIC */
+	uint64_t backend_peak_bytes;		/* RAM pool's largest since the last trim */
+	uint64_t rss_trimmed_bytes;		/* anonymous memory after the last trim for it */
+	struct swap_counters swap;
+	struct readahead ra;
+	atomic_bool is_draining;		/* a drain runs: reclaim stores nothing */
+	struct reclaimer reclaim;
+};
+
+
+/*
+ * A space over pool (owned by the space from now on) with no backend:
+ * max_pages for size= (0: none), readahead as policy, env_limit_bytes the
+ * limit of the surroundings (see budget_set_env_limit; 0: none).  The
+ * caps are set next, with budget_set.
+ */
+void space_init(struct data_space *ds, struct pagepool *pool, uint64_t max_pages,
+		enum readahead_policy policy, uint64_t env_limit_bytes);
+
+/*
+ * Give the space its swap tier: page lists for every pool page, then
+ * backend, owned by the space from now on, and the budget recomputed with
+ * it.  Before reclaim_start.  Returns 0, or -ENOMEM with backend still the
+ * caller's.
+ */
+int space_attach_backend(struct data_space *ds, struct tier_backend *backend);
+
+/* Tear down what space_init and space_attach_backend built; after reclaim_stop. */
+void space_fini(struct data_space *ds);
+
+#endif
