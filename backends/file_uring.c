@@ -760,7 +760,7 @@ static int file_dir_of(const char *path, bool is_dir, char *dir, size_t len)
 	return 0;
 }
 
-int file_backend_check_path(const char *path, struct stat *st, char *why, size_t why_len)
+static int file_check_path(const char *path, struct stat *st, char *why, size_t why_len)
 {
 	char dir[PATH_MAX];
 	int ret;
@@ -922,7 +922,7 @@ static int file_key_new(struct file_backend *b, bool is_aes_allowed)
  * an anonymous file there (see file_open_anonymous).  cfg->capacity_bytes is
  * its size; when 0, the size of an existing regular file at path is taken,
  * as with a swap file prepared beforehand, but that file itself is left
- * untouched (others may have it open).  A path file_backend_check_path()
+ * untouched (others may have it open).  A path file_check_path()
  * refuses is refused with its -errno; anything else: -EINVAL.
  */
 static int file_create(const struct backend_config *cfg, struct tier_backend **out)
@@ -937,7 +937,7 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 
 	if (!cfg->path || !cfg->path[0])
 		return -EINVAL;
-	ret = file_backend_check_path(cfg->path, &st, why, sizeof(why));
+	ret = file_check_path(cfg->path, &st, why, sizeof(why));
 	if (ret < 0)
 		return ret;
 	is_dir = S_ISDIR(st.st_mode);
@@ -1023,4 +1023,5 @@ const struct tier_backend_ops tier_backend_file = {
 	.load = file_load,
 	.free = file_free,
 	.get_stats = file_get_stats,
+	.check_path = file_check_path,
 };
