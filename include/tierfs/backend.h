@@ -2,7 +2,8 @@
 /*
  * Swap backends: where evicted pages go.  An ops table over page slots with
  * batched store, load and free.  A backend is one .c file in backends/
- * ending with a designated-initializer instance, listed in backend_table.
+ * ending with a designated-initializer instance, listed in backend_table
+ * when meson built it in (it leaves out one whose library is missing).
  *
  * Slots are the backend's to choose and name (a slot number < 2^61).  All
  * operations are thread-safe; a backend shards its locks as it sees fit.
@@ -100,7 +101,22 @@ struct tier_backend {
 /* NULL-terminated list of the compiled-in backends. */
 extern const struct tier_backend_ops *const backend_table[];
 
+/* Their names in table order, space-separated: "zpool ramdisk file". */
+extern const char backend_names[];
+
+/*
+ * The backends this build knows of but left out, each with why, e.g.
+ * { "file", "liburing missing" }; ends with { NULL, NULL }.
+ */
+extern const char *const backend_left_out[][2];
+
 /* The backend named name, or NULL. */
 const struct tier_backend_ops *backend_find(const char *name);
+
+/*
+ * Why the backend of "NAME" or "NAME:ARG" (file:PATH) is left out of this
+ * build, or NULL.
+ */
+const char *backend_why_left_out(const char *spec);
 
 #endif
