@@ -765,7 +765,7 @@ static int file_dir_of(const char *path, bool is_dir, char *dir, size_t len)
 	return 0;
 }
 
-/* file_backend_check_path(), and the resolved name of the directory it checked in dir_resolved. */
+/* The check_path op, with the resolved name of the directory it checked in dir_resolved. */
 static int file_check_path(const char *path, struct stat *st, char *dir_resolved, char *why,
 			   size_t why_len)
 {
@@ -796,7 +796,7 @@ static int file_check_path(const char *path, struct stat *st, char *dir_resolved
 	return file_check_dirs(dir, dir_resolved, why, why_len);
 }
 
-int file_backend_check_path(const char *path, struct stat *st, char *why, size_t why_len)
+static int file_backend_check_path(const char *path, struct stat *st, char *why, size_t why_len)
 {
 	char dir_resolved[PATH_MAX];
 
@@ -935,7 +935,7 @@ static int file_key_new(struct file_backend *b, bool is_aes_allowed)
  * an anonymous file there (see file_open_anonymous).  cfg->capacity_bytes is
  * its size; when 0, the size of an existing regular file at path is taken,
  * as with a swap file prepared beforehand, but that file itself is left
- * untouched (others may have it open).  A path file_backend_check_path()
+ * untouched (others may have it open).  A path file_check_path()
  * refuses is refused with its -errno; anything else: -EINVAL.
  */
 static int file_create(const struct backend_config *cfg, struct tier_backend **out)
@@ -1045,4 +1045,5 @@ const struct tier_backend_ops tier_backend_file = {
 	.load = file_load,
 	.free = file_free,
 	.get_stats = file_get_stats,
+	.check_path = file_backend_check_path,
 };

@@ -1,18 +1,26 @@
 // SPDX-License-Identifier: MIT
 /*
- * The compiled-in swap backends.
+ * The compiled-in swap backends.  registry.h, made by meson, lists the
+ * backends whose files went into the build, and why the others did not.
  */
 #include <string.h>
 
 #include "tierfs/backend.h"
 
-extern const struct tier_backend_ops tier_backend_zpool, tier_backend_ramdisk, tier_backend_file;
+#include "registry.h"
+
+extern const struct tier_backend_ops REGISTRY_BACKEND_SYMBOLS;
 
 const struct tier_backend_ops *const backend_table[] = {
-	&tier_backend_zpool,
-	&tier_backend_ramdisk,
-	&tier_backend_file,
+	REGISTRY_BACKENDS
 	NULL,
+};
+
+const char backend_names[] = REGISTRY_BACKEND_NAMES;
+
+const char *const backend_left_out[][2] = {
+	REGISTRY_BACKENDS_LEFT_OUT
+	{ NULL, NULL },
 };
 
 const struct tier_backend_ops *backend_find(const char *name)
@@ -20,5 +28,18 @@ const struct tier_backend_ops *backend_find(const char *name)
 	for (const struct tier_backend_ops *const *b = backend_table; *b; b++)
 		if (!strcmp((*b)->name, name))
 			return *b;
+	return NULL;
+}
+
+const char *backend_why_left_out(const char *spec)
+{
+	size_t len = strcspn(spec, ":");
+
+	for (size_t i = 0; backend_left_out[i][0]; i++) {
+		const char *name = backend_left_out[i][0];
+
+		if (strlen(name) == len && !strncmp(name, spec, len))
+			return backend_left_out[i][1];
+	}
 	return NULL;
 }

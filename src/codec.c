@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
- * The compiled-in page compressors, and "name[:level]" parsing.
+ * The compiled-in page compressors, and "name[:level]" parsing.  registry.h,
+ * made by meson, lists the codecs whose files went into the build, and why
+ * the others did not.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -8,12 +10,20 @@
 
 #include "tierfs/codec.h"
 
-extern const struct codec codec_lz4, codec_zstd;
+#include "registry.h"
+
+extern const struct codec REGISTRY_CODEC_SYMBOLS;
 
 const struct codec *const codec_table[] = {
-	&codec_lz4,
-	&codec_zstd,
+	REGISTRY_CODECS
 	NULL,
+};
+
+const char codec_names[] = REGISTRY_CODEC_NAMES;
+
+const char *const codec_left_out[][2] = {
+	REGISTRY_CODECS_LEFT_OUT
+	{ NULL, NULL },
 };
 
 int codec_parse(const char *spec, const struct codec **codec, int *level)
@@ -38,4 +48,17 @@ int codec_parse(const char *spec, const struct codec **codec, int *level)
 		return 0;
 	}
 	return -EINVAL;
+}
+
+const char *codec_why_left_out(const char *spec)
+{
+	size_t len = strcspn(spec, ":");
+
+	for (size_t i = 0; codec_left_out[i][0]; i++) {
+		const char *name = codec_left_out[i][0];
+
+		if (strlen(name) == len && !strncmp(name, spec, len))
+			return codec_left_out[i][1];
+	}
+	return NULL;
 }

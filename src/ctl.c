@@ -29,6 +29,7 @@
 #include "tierfs/budget.h"
 #include "tierfs/cgroup.h"
 #include "tierfs/clock.h"
+#include "tierfs/codec.h"
 #include "tierfs/ctl.h"
 #include "tierfs/drain.h"
 #include "tierfs/fs.h"
@@ -124,6 +125,8 @@ static int collect_stats(struct tierfs *fs, struct ctl_counters *cc, struct stat
 	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_COUNT);
 	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_COUNT);
 	ITEM(NULL, "max_inodes", atomic_load(&fs->ns.max_inodes), UNIT_COUNT);
+	STR(NULL, "backends_built", backend_names);
+	STR(NULL, "compressors_built", codec_names);
 	ITEM("pool", "reserved_bytes", ps.nr_pages_max * PAGE_SIZE, UNIT_BYTES);
 	ITEM("pool", "backed_bytes", ps.nr_backed * PAGE_SIZE, UNIT_BYTES);
 	ITEM("pool", "ready_bytes", ps.nr_ready * PAGE_SIZE, UNIT_BYTES);

@@ -1509,7 +1509,7 @@ static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t me
 
 	snprintf(dir, sizeof(dir), "%s", opts->swap_path);
 	/* Before anything is taken from what is there: others may have made it. */
-	if (file_backend_check_path(opts->swap_path, &st, why, sizeof(why)))
+	if (opts->backend->check_path(opts->swap_path, &st, why, sizeof(why)))
 		return fail("backend=file:%s: %s", opts->swap_path, why);
 	if (!want && S_ISREG(st.st_mode))
 		want = (uint64_t)st.st_size;

@@ -202,6 +202,19 @@ static int add_kernel_opt(struct tierfs_options *o, const char *opt)
 
 #define fail(...) (snprintf(err, err_len, __VA_ARGS__), -EINVAL)
 
+/* What backend= takes in this build: "zpool, ramdisk, file:PATH or none". */
+static const char *backend_values(char *buf, size_t size)
+{
+	size_t len = 0;
+
+	for (const struct tier_backend_ops *const *b = backend_table; *b && len < size; b++)
+		len += (size_t)snprintf(buf + len, size - len, "%s%s", (*b)->name,
+					strcmp((*b)->name, "file") ? ", " : ":PATH, ");
+	if (len >= 2 && len < size)
+		snprintf(buf + len - 2, size - len + 2, " or none");
+	return buf;
+}
+
 /* size=, nr_inodes=, mem= or memlimit= into out; a warning is added to the lines in err. */
 static int parse_amount(const char *key, const char *val, uint64_t ram, uint64_t *out, char *err,
 			size_t err_len)
@@ -276,6 +289,11 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			return fail("invalid swapsize= value '%s': want %s", val,
 				    OPTIONS_SIZE_FORM);
 	} else if (!strcmp(opt, "backend") && val) {
+		const char *why = backend_why_left_out(val);
+
+		if (why)
+			return fail("backend=%.*s: not built in (%s)", (int)strcspn(val, ":"), val,
+				    why);
 		if (!strncmp(val, "file:", 5)) {
 			if (!val[5] || strlen(val + 5) >= sizeof(o->swap_path))
 				return fail("invalid backend= value '%s': want file:PATH", val);
@@ -286,17 +304,24 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		} else if (strcmp(val, "file") && backend_find(val)) {
 			o->backend = backend_find(val);
 		} else {
-			return fail("invalid backend= value '%s': want zpool, ramdisk, file:PATH or none",
-				    val);
+			char values[128];
+
+			return fail("invalid backend= value '%s': want %s", val,
+				    backend_values(values, sizeof(values)));
 		}
 	} else if (!strcmp(opt, "encrypt") && val) {
 		if (strcmp(val, "on") && strcmp(val, "off"))
 			return fail("invalid encrypt= value '%s': want on or off", val);
 		o->is_encrypted = !strcmp(val, "on");
 	} else if (!strcmp(opt, "compressor") && val) {
+		const char *why = codec_why_left_out(val);
+
+		if (why)
+			return fail("compressor=%.*s: not built in (%s)", (int)strcspn(val, ":"),
+				    val, why);
 		if (codec_parse(val, &o->codec, &o->codec_level))
-			return fail("invalid compressor= value '%s': want lz4 or zstd, with :LEVEL",
-				    val);
+			return fail("invalid compressor= value '%s': want one of %s, with :LEVEL",
+				    val, codec_names);
 	} else if (!strcmp(opt, "remount") && !val && o->is_remount) {
 		return 0;
 	} else if (val && o->is_remount && is_in(fuse_keys, opt)) {
@@ -522,6 +547,19 @@ unsigned long options_remount_flags(const struct tierfs_options *o, unsigned lon
 	return ms;
 }
 
+/* The usage, and which backends and compressors this build has. */
+static void print_usage(FILE *out)
+{
+	fputs(options_usage, out);
+	fprintf(out, "\nbuilt in: backend=%s; compressor=%s\n", backend_names, codec_names);
+	for (size_t i = 0; backend_left_out[i][0]; i++)
+		fprintf(out, "not built in: backend=%s (%s)\n", backend_left_out[i][0],
+			backend_left_out[i][1]);
+	for (size_t i = 0; codec_left_out[i][0]; i++)
+		fprintf(out, "not built in: compressor=%s (%s)\n", codec_left_out[i][0],
+			codec_left_out[i][1]);
+}
+
 int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o, char *err,
 		  size_t err_len)
 {
@@ -555,7 +593,7 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 		const char *a = argv[i];
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(options_usage, stdout);
+			print_usage(stdout);
 			return 1;
 		} else if (!strcmp(a, "-V") || !strcmp(a, "--version")) {
 			puts("tierfs " TIERFS_VERSION);

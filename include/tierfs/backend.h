@@ -2,7 +2,8 @@
 /*
  * Swap backends: where evicted pages go.  An ops table over page slots with
  * batched store, load and free.  A backend is one .c file in backends/
- * ending with a designated-initializer instance, listed in backend_table.
+ * ending with a designated-initializer instance, listed in backend_table
+ * when meson built it in (it leaves out one whose library is missing).
  *
  * Slots are the backend's to choose and name (a slot number < 2^61).  All
  * operations are thread-safe; a backend shards its locks as it sees fit.
@@ -82,6 +83,22 @@ struct tier_backend_ops {
 	void (*free)(struct tier_backend *b, const uint64_t *slots, unsigned int nr);
 
 	void (*get_stats)(struct tier_backend *b, struct backend_stats *st);
+
+	/*
+	 * file (NULL elsewhere): whether the backend may use path
+	 * (backend=file:PATH), which others may have prepared: a symlink
+	 * there is never followed; an existing file is trusted (for its
+	 * size, never opened) only if it is regular and owned by root or the
+	 * effective uid; the directory that holds the swap file (path itself,
+	 * or its parent) and each directory above it must be owned by root or
+	 * the effective uid and not writable by group or others unless
+	 * sticky.  Returns 0 and *st from lstat(path) (st_mode 0 when nothing
+	 * is there), or -errno (-ELOOP a symlink, -EPERM an owner or mode,
+	 * -ENOTDIR, -EINVAL not a file or directory, lstat's or realpath's
+	 * own) with why saying which path and why, e.g. "/tmp/x is owned by
+	 * uid 65534, not by root".  create() runs it too.
+	 */
+	int (*check_path)(const char *path, struct stat *st, char *why, size_t why_len);
 };
 
 struct tier_backend {
@@ -91,22 +108,22 @@ struct tier_backend {
 /* NULL-terminated list of the compiled-in backends. */
 extern const struct tier_backend_ops *const backend_table[];
 
+/* Their names in table order, space-separated: "zpool ramdisk file". */
+extern const char backend_names[];
+
+/*
+ * The backends this build knows of but left out, each with why, e.g.
+ * { "file", "liburing missing" }; ends with { NULL, NULL }.
+ */
+extern const char *const backend_left_out[][2];
+
 /* The backend named name, or NULL. */
 const struct tier_backend_ops *backend_find(const char *name);
 
 /*
- * Whether the file backend may use path (backend=file:PATH), which others
- * may have prepared: a symlink there is never followed; an existing file is
- * trusted (for its size, never opened) only if it is regular and owned by
- * root or the effective uid; the directory that holds the swap file (path
- * itself, or its parent) and each directory above it must be owned by root
- * or the effective uid and not writable by group or others unless sticky.
- * Returns 0 and *st from lstat(path) (st_mode 0 when nothing is there), or
- * -errno (-ELOOP a symlink, -EPERM an owner or mode, -ENOTDIR, -EINVAL not
- * a file or directory, lstat's or realpath's own) with why saying which
- * path and why, e.g. "/tmp/x is owned by uid 65534, not by root".
- * file_create() runs it too.
+ * Why the backend of "NAME" or "NAME:ARG" (file:PATH) is left out of this
+ * build, or NULL.
  */
-int file_backend_check_path(const char *path, struct stat *st, char *why, size_t why_len);
+const char *backend_why_left_out(const char *spec);
 
 #endif

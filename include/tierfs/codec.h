@@ -2,8 +2,8 @@
 /*
  * Page compressors for the zpool backend.  A codec is one .c file in
  * backends/ ending with a designated-initializer instance; codec_table
- * lists the compiled-in ones.  Only a codec's own file includes its
- * library's header.
+ * lists the compiled-in ones (meson leaves out a codec whose library is
+ * missing).  Only a codec's own file includes its library's header.
  */
 #ifndef TIERFS_CODEC_H
 #define TIERFS_CODEC_H
@@ -40,8 +40,20 @@ struct codec {
 			  size_t dst_len);
 };
 
-/* NULL-terminated, in preference order. */
+/* NULL-terminated, in preference order: the codecs built in. */
 extern const struct codec *const codec_table[];
+
+/* Their names in table order, space-separated: "lz4 zstd". */
+extern const char codec_names[];
+
+/*
+ * The codecs this build knows of but left out, each with why, e.g.
+ * { "zstd", "libzstd missing" }; ends with { NULL, NULL }.
+ */
+extern const char *const codec_left_out[][2];
+
+/* Why the codec of "NAME" or "NAME:LEVEL" is left out of this build, or NULL. */
+const char *codec_why_left_out(const char *spec);
 
 /*
  * Look up "NAME" or "NAME:LEVEL" (e.g. "zstd:3").  Returns 0 and sets

@@ -5,7 +5,7 @@
 # and statfs, malformed options and the minimums of mem= and memlimit=,
 # remount (by tierfs -o remount and by mount(8)), the root's mode and owner,
 # mount(8) and fstab, the signals that end the daemon, cache=, ro, and
-# tierctl stats.
+# tierctl stats, and what this build has.
 #
 # usage: mnt_options.sh TIERFS_BIN TIERCTL_BIN
 # Each check mounts on a fresh directory and unmounts after itself. Exits 0
@@ -426,7 +426,7 @@ check_remount() {
 	remount_run "$n: mem=4095" 1 \
 		"tierfs: remount: invalid mem= value '4095': the minimum is 4k (one page)
 (see tierfs --help)" remount,mem=4095
-	for opt in backend=ramdisk compressor=zstd mode=0700 uid=5 cache=never swapsize=1G; do
+	for opt in backend=ramdisk compressor=lz4:9 mode=0700 uid=5 cache=never swapsize=1G; do
 		remount_run "$n: $opt" 1 \
 			"tierfs: remount: ${opt%%=*}= cannot change on a mounted tierfs" \
 			"remount,$opt,size=32M"
@@ -808,6 +808,53 @@ check_tierctl() {
 }
 
 # 12. A write that fails with ENOSPC harms nothing written before.
+# 11b. What this build has, as meson lists it in TIERFS_BACKENDS_BUILT and
+# TIERFS_COMPRESSORS_BUILT: tierfs --help and the stats name it, and a
+# backend or compressor left out is refused before anything is mounted.
+check_built_in() {
+	n="built in"
+	backends=${TIERFS_BACKENDS_BUILT:-}
+	compressors=${TIERFS_COMPRESSORS_BUILT:-}
+	if [ -z "$backends" ] || [ -z "$compressors" ]; then
+		echo "skip - $n: meson sets TIERFS_BACKENDS_BUILT and TIERFS_COMPRESSORS_BUILT"
+		return
+	fi
+	expect "$n: tierfs --help" "built in: backend=$backends; compressor=$compressors" \
+		"$("$tierfs" --help 2>&1 | grep '^built in:')"
+	mount_new "$n" || return
+	json=$("$tierctl" stats "$mnt" --json 2>&1)
+	for kv in "backends_built:\"$backends\"" "compressors_built:\"$compressors\""; do
+		case $json in
+		*"\"${kv%%:*}\":${kv#*:}"[,}]*) ok "$n: stats --json ${kv%%:*} ${kv#*:}" ;;
+		*) fail "$n: stats --json ${kv%%:*}" "${kv#*:}" "$json" ;;
+		esac
+	done
+	expect "$n: stats backends_built" "$backends" \
+		"$("$tierctl" stats "$mnt" 2>&1 | sed -n 's/^backends_built  *//p')"
+	end_mnt "$n"
+
+	new_mnt
+	for opt in backend=file:/var/tmp/tierfs-opts.swap compressor=zstd:1; do
+		name=${opt#*=}
+		name=${name%%:*}
+		case " $backends $compressors " in
+		*" $name "*) continue ;;
+		esac
+		"$tierfs" "$mnt" -o "$opt" >/dev/null 2>"$work/opt.err"
+		expect "$n: -o $opt: exit status" 1 $?
+		case $(cat "$work/opt.err") in
+		"tierfs: ${opt%%=*}=$name: not built in ("*) ok "$n: -o $opt: not built in" ;;
+		*) fail "$n: -o $opt" "'tierfs: ${opt%%=*}=$name: not built in (...)'" \
+			"'$(cat "$work/opt.err")'" ;;
+		esac
+		if is_mounted "$mnt"; then
+			fail "$n: -o $opt: nothing mounted" "no mount on $mnt" "one"
+			release "$mnt"
+		fi
+	done
+	end_mnt "$n"
+}
+
 check_enospc_keeps_data() {
 	n="ENOSPC keeps data"
 	mount_new "$n" size=1M || return
@@ -874,6 +921,7 @@ check_signals
 check_cache_modes
 check_read_only
 check_tierctl
+check_built_in
 check_enospc_keeps_data
 
 echo "$nr_pass passed, $nr_fail failed"

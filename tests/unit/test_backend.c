@@ -335,16 +335,30 @@ int main(void)
 	}
 	CHECK(backend_find("zpool") != NULL);
 	CHECK(backend_find("nonesuch") == NULL);
+	for (size_t i = 0; backend_left_out[i][0]; i++)
+		CHECK(backend_find(backend_left_out[i][0]) == NULL);
 	{
 		const struct codec *k;
+		char spec[64];
 		int level;
 
 		CHECK_EQ(0, codec_parse("lz4", &k, &level));
 		CHECK(!strcmp(k->name, "lz4") && level == k->default_level);
-		CHECK_EQ(0, codec_parse("zstd:5", &k, &level));
-		CHECK(!strcmp(k->name, "zstd") && level == 5);
-		CHECK_EQ(-EINVAL, codec_parse("zstd:999", &k, &level));
-		CHECK_EQ(-EINVAL, codec_parse("zstd:", &k, &level));
+		for (const struct codec *const *c = codec_table; *c; c++) {
+			check_set_context("%s", (*c)->name);
+			snprintf(spec, sizeof(spec), "%s:%d", (*c)->name, (*c)->max_level);
+			CHECK_EQ(0, codec_parse(spec, &k, &level));
+			CHECK(k == *c && level == (*c)->max_level);
+			snprintf(spec, sizeof(spec), "%s:%d", (*c)->name, (*c)->max_level + 1);
+			CHECK_EQ(-EINVAL, codec_parse(spec, &k, &level));
+			snprintf(spec, sizeof(spec), "%s:", (*c)->name);
+			CHECK_EQ(-EINVAL, codec_parse(spec, &k, &level));
+		}
+		for (size_t i = 0; codec_left_out[i][0]; i++) {
+			check_set_context("%s", codec_left_out[i][0]);
+			CHECK_EQ(-EINVAL, codec_parse(codec_left_out[i][0], &k, &level));
+		}
+		check_clear_context();
 		CHECK_EQ(-EINVAL, codec_parse("lz", &k, &level));
 		CHECK_EQ(-EINVAL, codec_parse("gzip", &k, &level));
 	}

@@ -527,7 +527,7 @@ static void test_file_trust(struct target *t)
 	check_set_context("file in %s: trust", t->dir);
 	snprintf(path, sizeof(path), "%s/link", t->dir);
 	CHECK_EQ(0, symlink(t->dir, path));
-	CHECK_EQ(-ELOOP, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK_EQ(-ELOOP, t->ops->check_path(path, &st, why, sizeof(why)));
 	CHECK(strstr(why, path) && strstr(why, "is a symlink"));
 	CHECK_EQ(-ELOOP, t->ops->create(&cfg, &b));
 	unlink(path);
@@ -542,7 +542,7 @@ static void test_file_trust(struct target *t)
 		CHECK_EQ(0, fchown(fd, 65534, 65534));
 		close(fd);
 	}
-	CHECK_EQ(-EPERM, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK_EQ(-EPERM, t->ops->check_path(path, &st, why, sizeof(why)));
 	CHECK(strstr(why, "owned by uid 65534, not by root") != NULL);
 	cfg.capacity_bytes = 0;
 	CHECK_EQ(-EPERM, t->ops->create(&cfg, &b));
@@ -554,14 +554,14 @@ static void test_file_trust(struct target *t)
 	CHECK_EQ(0, mkdir(sub, 0700));
 	CHECK_EQ(0, chown(sub, 65534, 65534));
 	CHECK_EQ(0, chmod(sub, 0777));
-	CHECK_EQ(-EPERM, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK_EQ(-EPERM, t->ops->check_path(path, &st, why, sizeof(why)));
 	CHECK(strstr(why, sub) && strstr(why, "owned by uid 65534"));
 	CHECK_EQ(-EPERM, t->ops->create(&cfg, &b));
 	CHECK_EQ(0, chown(sub, 0, 0));
-	CHECK_EQ(-EPERM, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK_EQ(-EPERM, t->ops->check_path(path, &st, why, sizeof(why)));
 	CHECK(strstr(why, "writable by others and not sticky") != NULL);
 	CHECK_EQ(0, chmod(sub, 01777));
-	CHECK_EQ(0, file_backend_check_path(path, &st, why, sizeof(why)));
+	CHECK_EQ(0, t->ops->check_path(path, &st, why, sizeof(why)));
 	if (CHECK_EQ(0, t->ops->create(&cfg, &b)))
 		b->ops->destroy(b);
 	rmdir(sub);

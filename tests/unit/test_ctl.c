@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tierfs/backend.h"
+#include "tierfs/codec.h"
 #include "tierfs/ctl.h"
 #include "tierfs/fs.h"
 #include "check.h"
@@ -263,6 +265,16 @@ static void test_stats(struct tierfs *fs)
 	CHECK(json_find(json, "requests", "reserved_bytes") == NULL);
 	if (CHECK(json_u64(json, "pool", "backed_bytes", &n)))
 		CHECK(n >= 2 * PAGE_SIZE);
+	/* What this build has, as the registry lists it. */
+	{
+		char want[256];
+
+		snprintf(want, sizeof(want),
+			 "\"backends_built\":\"%s\",\"compressors_built\":\"%s\"", backend_names,
+			 codec_names);
+		if (!CHECK(strstr(json, want) != NULL))
+			printf("     want %s\n", want);
+	}
 
 	/* Text: "ok", then a line a key, byte counts in binary units. */
 	memset(buf, 0, sizeof(buf));
@@ -280,6 +292,11 @@ static void test_stats(struct tierfs *fs)
 	CHECK(strstr(buf, "\npool:\n") != NULL);
 	CHECK(strstr(buf, "\nrequests:\n") != NULL);
 	CHECK(strstr(buf, "\n  reserved_bytes") != NULL);
+	v = text_value(buf, "backends_built");
+	CHECK(v && !strncmp(v, backend_names, strlen(backend_names)) &&
+	      v[strlen(backend_names)] == '\n');
+	v = text_value(buf, "compressors_built");
+	CHECK(v && !strncmp(v, codec_names, strlen(codec_names)) && v[strlen(codec_names)] == '\n');
 }
 
 static void test_errors(struct tierfs *fs)

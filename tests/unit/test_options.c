@@ -10,6 +10,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "tierfs/backend.h"
+#include "tierfs/codec.h"
 #include "tierfs/options.h"
 #include "check.h"
 
@@ -186,10 +188,16 @@ static void test_own_keys(void)
 		char *argv_plain[] = { "tierfs", "-o", "backend=file:/var/tmp,encrypt=off", "/mnt",
 				       NULL };
 
+		if (backend_find("file")) {
+			CHECK_EQ(0, options_parse(ARGC(argv_plain), argv_plain, RAM, &o, err,
+						  sizeof(err)));
+			CHECK(!o.is_encrypted);
+			CHECK_STR("/var/tmp", o.swap_path);
+			CHECK(!strstr(o.kernel_opts, "encrypt"));
+		}
+		argv_plain[2] = "encrypt=off";
 		CHECK_EQ(0, options_parse(ARGC(argv_plain), argv_plain, RAM, &o, err, sizeof(err)));
 		CHECK(!o.is_encrypted);
-		CHECK_STR("/var/tmp", o.swap_path);
-		CHECK(!strstr(o.kernel_opts, "encrypt"));
 		argv_plain[2] = "encrypt=off,encrypt=on";
 		CHECK_EQ(0, options_parse(ARGC(argv_plain), argv_plain, RAM, &o, err, sizeof(err)));
 		CHECK(o.is_encrypted);
@@ -252,6 +260,85 @@ static void test_bad_options(void)
 			printf("     message: \"%s\"\n", err);
 	}
 	check_clear_context();
+}
+
+/*
+ * Every backend and compressor built in is taken, and one left out of the
+ * build stops the mount with a message naming the option and why.
+ */
+static void test_built_in(void)
+{
+	char list[128], names[128], err[256];
+	char *argv[] = { "tierfs", "-o", list, "/mnt", NULL };
+	struct tierfs_options o;
+	size_t len = 0;
+
+	for (const struct tier_backend_ops *const *b = backend_table; *b; b++) {
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+					len ? " " : "", (*b)->name);
+		snprintf(list, sizeof(list), "backend=%s%s", (*b)->name,
+			 strcmp((*b)->name, "file") ? "" : ":/var/tmp");
+		check_set_context("-o %s", list);
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK(o.backend == *b);
+		CHECK(backend_why_left_out((*b)->name) == NULL);
+	}
+	check_clear_context();
+	CHECK_STR(names, backend_names);
+
+	len = 0;
+	for (const struct codec *const *c = codec_table; *c; c++) {
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
+					len ? " " : "", (*c)->name);
+		snprintf(list, sizeof(list), "compressor=%s", (*c)->name);
+		check_set_context("-o %s", list);
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK(o.codec == *c);
+		CHECK(codec_why_left_out((*c)->name) == NULL);
+	}
+	check_clear_context();
+	CHECK_STR(names, codec_names);
+
+	for (size_t i = 0; backend_left_out[i][0]; i++) {
+		char message[128];
+
+		CHECK(backend_find(backend_left_out[i][0]) == NULL);
+		snprintf(message, sizeof(message), "backend=%s: not built in (%s)",
+			 backend_left_out[i][0], backend_left_out[i][1]);
+		for (int with_arg = 0; with_arg < 2; with_arg++) {
+			snprintf(list, sizeof(list), "backend=%s%s", backend_left_out[i][0],
+				 with_arg ? ":/var/tmp" : "");
+			check_set_context("-o %s", list);
+			CHECK_EQ(-EINVAL,
+				 options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+			CHECK_STR(message, err);
+		}
+	}
+	for (size_t i = 0; codec_left_out[i][0]; i++) {
+		char message[128];
+
+		snprintf(message, sizeof(message), "compressor=%s: not built in (%s)",
+			 codec_left_out[i][0], codec_left_out[i][1]);
+		for (int with_level = 0; with_level < 2; with_level++) {
+			snprintf(list, sizeof(list), "compressor=%s%s", codec_left_out[i][0],
+				 with_level ? ":1" : "");
+			check_set_context("-o %s", list);
+			CHECK_EQ(-EINVAL,
+				 options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+			CHECK_STR(message, err);
+		}
+	}
+	check_clear_context();
+
+	/* An unknown name: the message lists what this build has. */
+	snprintf(list, sizeof(list), "backend=nonesuch");
+	CHECK_EQ(-EINVAL, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	CHECK(strstr(err, "'nonesuch'") && strstr(err, backend_table[0]->name));
+	CHECK(backend_why_left_out("nonesuch") == NULL);
+	snprintf(list, sizeof(list), "compressor=nonesuch:1");
+	CHECK_EQ(-EINVAL, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	CHECK(strstr(err, "'nonesuch:1'") && strstr(err, codec_table[0]->name));
+	CHECK(codec_why_left_out("nonesuch:1") == NULL);
 }
 
 /* mem= and memlimit=: a minimum, named in the message, and a warning past RAM. */
@@ -474,9 +561,9 @@ static void test_remount(void)
 		  0, "" },
 		{ "remount,backend=ramdisk", -EINVAL,
 		  "backend= cannot change on a mounted tierfs" },
-		{ "remount,backend=file:/tmp/x", -EINVAL,
+		{ "remount,backend=none", -EINVAL,
 		  "backend= cannot change on a mounted tierfs" },
-		{ "remount,compressor=zstd", -EINVAL,
+		{ "remount,compressor=lz4:9", -EINVAL,
 		  "compressor= cannot change on a mounted tierfs" },
 		{ "remount,mode=0700", -EINVAL, "mode= cannot change on a mounted tierfs" },
 		{ "remount,uid=5", -EINVAL, "uid= cannot change on a mounted tierfs" },
@@ -591,6 +678,7 @@ int main(void)
 	test_defaults();
 	test_own_keys();
 	test_bad_options();
+	test_built_in();
 	test_mem_values();
 	test_suffixes_named();
 	test_kernel_flags();
