@@ -3,7 +3,9 @@
  * FUSE low-level operations: the tmpfs semantics.  The kernel checks
  * permissions (default_permissions) and enforces ACLs; tierfs does what the
  * kernel leaves to a filesystem: ownership and default ACL inheritance on
- * create, the chattr flags, name limits, and the data itself.
+ * create, the chattr flags, name limits, and the data itself.  This file
+ * holds attributes, lookups and the operation table; names and data are in
+ * fs_names.c and fs_io.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,39 +26,34 @@
 #include "tierfs/fs.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
+#include "fs_ops.h"
 
-/* tmpfs reports a directory's size as 20 bytes an entry, "." and ".." included. */
-#define BOGO_DIRENT_SIZE 20
-
-#define FLAGS_SUPPORTED (FS_IMMUTABLE_FL | FS_APPEND_FL | FS_NODUMP_FL | FS_NOATIME_FL)
-
-static struct tierfs *fs_of(fuse_req_t req)
+struct tierfs *fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
 
-static struct inode *inode_of(struct tierfs *fs, fuse_ino_t ino)
+struct inode *fs_inode_of(struct tierfs *fs, fuse_ino_t ino)
 {
 	return ino == FUSE_ROOT_ID ? fs->ns.root : (struct inode *)(uintptr_t)ino;
 }
 
-static fuse_ino_t nodeid_of(struct tierfs *fs, struct inode *inode)
+fuse_ino_t fs_nodeid_of(struct tierfs *fs, struct inode *inode)
 {
 	return inode == fs->ns.root ? FUSE_ROOT_ID : (fuse_ino_t)(uintptr_t)inode;
 }
 
-static void now(struct timespec *ts)
+void fs_now(struct timespec *ts)
 {
 	clock_gettime(CLOCK_REALTIME, ts);
 }
 
-static bool is_pinned(const struct inode *inode)
+bool fs_is_pinned(const struct inode *inode)
 {
 	return inode->flags & (FS_IMMUTABLE_FL | FS_APPEND_FL);
 }
 
-/* Caller holds inode->lock. */
-static void fill_stat(const struct inode *inode, struct stat *st)
+void fs_fill_stat(const struct inode *inode, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_ino = inode->ino;
@@ -74,16 +71,15 @@ static void fill_stat(const struct inode *inode, struct stat *st)
 	st->st_ctim = inode->ctime;
 }
 
-/* Fill an entry reply and take the lookup reference the kernel will hold. */
-static void make_entry(struct tierfs *fs, struct inode *inode, struct fuse_entry_param *e)
+void fs_make_entry(struct tierfs *fs, struct inode *inode, struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof(*e));
 	atomic_fetch_add(&inode->nlookup, 1);
-	e->ino = nodeid_of(fs, inode);
+	e->ino = fs_nodeid_of(fs, inode);
 	e->attr_timeout = fs->timeout;
 	e->entry_timeout = fs->timeout;
 	pthread_rwlock_rdlock(&inode->lock);
-	fill_stat(inode, &e->attr);
+	fs_fill_stat(inode, &e->attr);
 	pthread_rwlock_unlock(&inode->lock);
 }
 
@@ -109,14 +105,14 @@ static void release_if_orphan(struct tierfs *fs, struct inode *inode)
 		data_release(&fs->data, inode);
 }
 
-static void get_open(struct inode *inode)
+void fs_get_open(struct inode *inode)
 {
 	pthread_rwlock_wrlock(&inode->lock);
 	inode->nr_open++;
 	pthread_rwlock_unlock(&inode->lock);
 }
 
-static void put_open(struct tierfs *fs, struct inode *inode)
+void fs_put_open(struct tierfs *fs, struct inode *inode)
 {
 	pthread_rwlock_wrlock(&inode->lock);
 	inode->nr_open--;
@@ -124,8 +120,7 @@ static void put_open(struct tierfs *fs, struct inode *inode)
 	pthread_rwlock_unlock(&inode->lock);
 }
 
-/* Free an inode nobody can reach any more.  ns->lock held for writing. */
-static void drop_if_unused(struct tierfs *fs, struct inode *inode)
+void fs_drop_if_unused(struct tierfs *fs, struct inode *inode)
 {
 	if (inode->nlink || atomic_load(&inode->nlookup) || inode == fs->ns.root)
 		return;
@@ -146,17 +141,17 @@ struct inode *tierfs_inode_next(struct tierfs *fs, struct inode *prev)
 		atomic_fetch_add(&next->nlookup, 1);
 	if (prev) {
 		atomic_fetch_sub(&prev->nlookup, 1);
-		drop_if_unused(fs, prev);
+		fs_drop_if_unused(fs, prev);
 	}
 	pthread_rwlock_unlock(&fs->ns.lock);
 	return next;
 }
 
-static void touch(struct inode *inode, bool mtime, bool ctime)
+void fs_touch(struct inode *inode, bool mtime, bool ctime)
 {
 	struct timespec ts;
 
-	now(&ts);
+	fs_now(&ts);
 	pthread_rwlock_wrlock(&inode->lock);
 	if (mtime)
 		inode->mtime = ts;
@@ -165,8 +160,7 @@ static void touch(struct inode *inode, bool mtime, bool ctime)
 	pthread_rwlock_unlock(&inode->lock);
 }
 
-/* Change a link count or a directory size; ns->lock held for writing. */
-static void add_nlink(struct tierfs *fs, struct inode *inode, int delta)
+void fs_add_nlink(struct tierfs *fs, struct inode *inode, int delta)
 {
 	pthread_rwlock_wrlock(&inode->lock);
 	inode->nlink += delta;
@@ -174,14 +168,14 @@ static void add_nlink(struct tierfs *fs, struct inode *inode, int delta)
 	pthread_rwlock_unlock(&inode->lock);
 }
 
-static void add_dir_size(struct inode *dir, int nr_entries)
+void fs_add_dir_size(struct inode *dir, int nr_entries)
 {
 	pthread_rwlock_wrlock(&dir->lock);
 	dir->size += (int64_t)nr_entries * BOGO_DIRENT_SIZE;
 	pthread_rwlock_unlock(&dir->lock);
 }
 
-static int check_name(const char *name)
+int fs_check_name(const char *name)
 {
 	return strlen(name) > NS_NAME_MAX ? -ENAMETOOLONG : 0;
 }
@@ -229,14 +223,14 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct fuse_entry_param e;
 	struct dentry *d;
 
-	if (check_name(name)) {
+	if (fs_check_name(name)) {
 		fuse_reply_err(req, ENAMETOOLONG);
 		return;
 	}
 	pthread_rwlock_rdlock(&fs->ns.lock);
-	d = dir_lookup(inode_of(fs, parent), name, strlen(name));
+	d = dir_lookup(fs_inode_of(fs, parent), name, strlen(name));
 	if (d) {
-		make_entry(fs, d->inode, &e);
+		fs_make_entry(fs, d->inode, &e);
 	} else {
 		memset(&e, 0, sizeof(e));
 		e.entry_timeout = fs->timeout; /* a cached negative entry */
@@ -247,10 +241,10 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 
 static void forget_one(struct tierfs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
-	struct inode *inode = inode_of(fs, ino);
+	struct inode *inode = fs_inode_of(fs, ino);
 
 	atomic_fetch_sub(&inode->nlookup, nlookup);
-	drop_if_unused(fs, inode);
+	fs_drop_if_unused(fs, inode);
 }
 
 static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -277,12 +271,12 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);
-	struct inode *inode = inode_of(fs, ino);
+	struct inode *inode = fs_inode_of(fs, ino);
 	struct stat st;
 
 	(void)fi;
 	pthread_rwlock_rdlock(&inode->lock);
-	fill_stat(inode, &st);
+	fs_fill_stat(inode, &st);
 	pthread_rwlock_unlock(&inode->lock);
 	fuse_reply_attr(req, &st, fs->timeout);
 }
@@ -292,7 +286,7 @@ static int setattr_locked(struct tierfs *fs, struct inode *inode, struct stat *a
 	struct timespec ts;
 	int err;
 
-	now(&ts);
+	fs_now(&ts);
 	if ((inode->flags & FS_IMMUTABLE_FL) &&
 	    (to_set & (FUSE_SET_ATTR_MODE | FUSE_SET_ATTR_UID | FUSE_SET_ATTR_GID |
 		       FUSE_SET_ATTR_SIZE | FUSE_SET_ATTR_ATIME | FUSE_SET_ATTR_ATIME_NOW)))
@@ -350,14 +344,14 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		       struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);
-	struct inode *inode = inode_of(fs, ino);
+	struct inode *inode = fs_inode_of(fs, ino);
 	struct stat st;
 	int err;
 
 	(void)fi;
 	pthread_rwlock_wrlock(&inode->lock);
 	err = setattr_locked(fs, inode, attr, to_set);
-	fill_stat(inode, &st);
+	fs_fill_stat(inode, &st);
 	pthread_rwlock_unlock(&inode->lock);
 	if (err)
 		fuse_reply_err(req, -err);
@@ -372,7 +366,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
  */
 static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
-	struct inode *inode = inode_of(fs_of(req), ino);
+	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	char target[NS_SYMLINK_MAX + 1];
 	bool is_link;
 
@@ -385,674 +379,6 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
 		fuse_reply_readlink(req, target);
 	else
 		fuse_reply_err(req, EINVAL);
-}
-
-/*
- * Mode, owner and ACL of a new inode: setgid directories pass on their
- * group (and, to subdirectories, the bit); a default ACL replaces the
- * umask; the caller's umask applies otherwise.
- */
-static int init_new_inode(fuse_req_t req, struct inode *dir, struct inode *inode)
-{
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
-	const void *dacl;
-	size_t dacl_size;
-	mode_t mode = inode->mode;
-	int err = 0;
-
-	inode->uid = ctx->uid;
-	inode->gid = ctx->gid;
-	pthread_rwlock_rdlock(&dir->lock);
-	inode->flags = dir->flags & (FS_NODUMP_FL | FS_NOATIME_FL);
-	if (dir->mode & S_ISGID) {
-		inode->gid = dir->gid;
-		if (S_ISDIR(mode))
-			mode |= S_ISGID;
-	}
-	dacl = S_ISLNK(mode) ? NULL : xattr_peek(&dir->xattrs, XATTR_DEFAULT_ACL, &dacl_size);
-	if (dacl) {
-		char *acl = malloc(dacl_size);
-
-		if (!acl) {
-			err = -ENOMEM;
-			goto unlock;
-		}
-		if (acl_inherit(dacl, dacl_size, &mode, acl))
-			err = xattr_set(&inode->xattrs, XATTR_ACCESS_ACL, acl, dacl_size, 0);
-		if (!err && S_ISDIR(mode))
-			err = xattr_set(&inode->xattrs, XATTR_DEFAULT_ACL, dacl, dacl_size, 0);
-		free(acl);
-	} else if (!S_ISLNK(mode)) {
-		mode &= ~(ctx->umask & 0777);
-	}
-unlock:
-	pthread_rwlock_unlock(&dir->lock);
-	inode->mode = mode;
-	return err;
-}
-
-static void set_open_flags(struct tierfs *fs, struct fuse_file_info *fi)
-{
-	switch (fs->opts.cache) {
-	case CACHE_NEVER:
-		fi->direct_io = 1;
-		break;
-	case CACHE_AUTO:
-		fi->direct_io = !!(fi->flags & O_DIRECT);
-		fi->keep_cache = !fi->direct_io;
-		break;
-	case CACHE_ALWAYS:
-		fi->keep_cache = 1;
-		break;
-	}
-}
-
-/*
- * Create name in parent: a file, directory, node or symlink.  Replies with
- * the entry (or, for create, entry and open file).
- */
-static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev,
-		      const char *target, struct fuse_file_info *fi)
-{
-	struct tierfs *fs = fs_of(req);
-	struct inode *dir = inode_of(fs, parent), *inode;
-	struct lru_lists *lists = NULL;
-	struct fuse_entry_param e;
-	size_t len = strlen(name);
-	int err = check_name(name);
-
-	if (!err && target && strlen(target) > NS_SYMLINK_MAX)
-		err = -ENAMETOOLONG;
-	if (err)
-		goto reply;
-	/* Charged to the creator's cgroup; resolved before the lock: it reads /proc. */
-	if (S_ISREG(mode) && fs->data.backend)
-		lists = tenants_charge(&fs->tenants, &fs->data.lru, fuse_req_ctx(req)->pid);
-	pthread_rwlock_wrlock(&fs->ns.lock);
-	if (dir->flags & FS_IMMUTABLE_FL) {
-		err = -EPERM;
-		goto unlock;
-	}
-	if (dir_lookup(dir, name, len)) {
-		err = -EEXIST;
-		goto unlock;
-	}
-	err = ns_inode_new(&fs->ns, mode, 0, 0, rdev, &inode);
-	if (err)
-		goto unlock;
-	inode->lists = lists;
-	err = init_new_inode(req, dir, inode);
-	if (err)
-		goto free_inode;
-	if (target) {
-		inode->target = strdup(target);
-		if (!inode->target) {
-			err = -ENOMEM;
-			goto free_inode;
-		}
-		inode->size = strlen(target);
-	}
-	if (S_ISDIR(mode)) {
-		dir_set_parent(inode, dir);
-		inode->size = 2 * BOGO_DIRENT_SIZE;
-	}
-	inode->nlink = S_ISDIR(mode) ? 2 : 1;
-	err = dir_add(dir, name, len, inode);
-	if (err)
-		goto free_inode;
-	if (S_ISDIR(mode))
-		add_nlink(fs, dir, 1);
-	add_dir_size(dir, 1);
-	touch(dir, true, true);
-	make_entry(fs, inode, &e);
-	pthread_rwlock_unlock(&fs->ns.lock);
-	if (fi) {
-		set_open_flags(fs, fi);
-		get_open(inode);
-		if (fuse_reply_create(req, &e, fi))
-			put_open(fs, inode);
-	} else {
-		fuse_reply_entry(req, &e);
-	}
-	return;
-
-free_inode:
-	inode->nlink = 0;
-	drop_if_unused(fs, inode);
-unlock:
-	pthread_rwlock_unlock(&fs->ns.lock);
-reply:
-	if (err == -ENOSPC)
-		atomic_fetch_add(&fs->counters.nr_enospc, 1);
-	fuse_reply_err(req, -err);
-}
-
-static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
-{
-	make_node(req, parent, name, mode, rdev, NULL, NULL);
-}
-
-static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
-{
-	make_node(req, parent, name, S_IFDIR | (mode & 07777), 0, NULL, NULL);
-}
-
-static void op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
-{
-	make_node(req, parent, name, S_IFLNK | 0777, 0, link, NULL);
-}
-
-static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
-		      struct fuse_file_info *fi)
-{
-	make_node(req, parent, name, S_IFREG | (mode & 07777), 0, NULL, fi);
-}
-
-/* Checks shared by unlink, rmdir and rename of an entry out of dir. */
-static int may_remove(const struct inode *dir, const struct inode *victim)
-{
-	return is_pinned(dir) || is_pinned(victim) ? -EPERM : 0;
-}
-
-static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, bool want_dir)
-{
-	struct tierfs *fs = fs_of(req);
-	struct inode *dir = inode_of(fs, parent), *victim;
-	struct dentry *d;
-	int err = 0;
-
-	pthread_rwlock_wrlock(&fs->ns.lock);
-	d = dir_lookup(dir, name, strlen(name));
-	if (!d) {
-		err = -ENOENT;
-		goto unlock;
-	}
-	victim = d->inode;
-	if (want_dir && !S_ISDIR(victim->mode))
-		err = -ENOTDIR;
-	else if (!want_dir && S_ISDIR(victim->mode))
-		err = -EISDIR;
-	else if (want_dir && dir_nr_entries(victim))
-		err = -ENOTEMPTY;
-	else
-		err = may_remove(dir, victim);
-	if (err)
-		goto unlock;
-	dir_remove(dir, d);
-	if (want_dir) {
-		add_nlink(fs, victim, -(int)victim->nlink);
-		add_nlink(fs, dir, -1);
-	} else {
-		add_nlink(fs, victim, -1);
-	}
-	add_dir_size(dir, -1);
-	touch(victim, false, true);
-	touch(dir, true, true);
-	drop_if_unused(fs, victim);
-unlock:
-	pthread_rwlock_unlock(&fs->ns.lock);
-	fuse_reply_err(req, -err);
-}
-
-static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	remove_entry(req, parent, name, false);
-}
-
-static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
-{
-	remove_entry(req, parent, name, true);
-}
-
-/* Move directory inode from one parent to another: fix ".." and link counts. */
-static void reparent(struct tierfs *fs, struct inode *inode, struct inode *from, struct inode *to)
-{
-	if (!S_ISDIR(inode->mode) || from == to)
-		return;
-	dir_set_parent(inode, to);
-	add_nlink(fs, from, -1);
-	add_nlink(fs, to, 1);
-}
-
-static int rename_exchange(struct tierfs *fs, struct inode *sdir, struct dentry *sd,
-			   struct inode *ddir, struct dentry *dd)
-{
-	struct inode *a = sd->inode, *b = dd->inode;
-
-	if (is_pinned(a) || is_pinned(b))
-		return -EPERM;
-	sd->inode = b;
-	dd->inode = a;
-	reparent(fs, a, sdir, ddir);
-	reparent(fs, b, ddir, sdir);
-	touch(a, false, true);
-	touch(b, false, true);
-	return 0;
-}
-
-static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
-		      const char *newname, unsigned int flags)
-{
-	struct tierfs *fs = fs_of(req);
-	struct inode *sdir = inode_of(fs, parent), *ddir = inode_of(fs, newparent);
-	struct inode *moved, *replaced = NULL, *whiteout = NULL;
-	struct dentry *sd, *dd;
-	int err = check_name(newname);
-
-	if (err)
-		goto reply;
-	if (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE | RENAME_WHITEOUT) ||
-	    ((flags & RENAME_EXCHANGE) && (flags & (RENAME_NOREPLACE | RENAME_WHITEOUT)))) {
-		err = -EINVAL;
-		goto reply;
-	}
-	pthread_rwlock_wrlock(&fs->ns.lock);
-	sd = dir_lookup(sdir, name, strlen(name));
-	dd = dir_lookup(ddir, newname, strlen(newname));
-	if (!sd) {
-		err = -ENOENT;
-		goto unlock;
-	}
-	moved = sd->inode;
-	if (is_pinned(sdir) || (ddir->flags & FS_IMMUTABLE_FL) || (dd && is_pinned(ddir))) {
-		err = -EPERM;
-		goto unlock;
-	}
-	if (flags & RENAME_EXCHANGE) {
-		err = dd ? rename_exchange(fs, sdir, sd, ddir, dd) : -ENOENT;
-		goto touch_dirs;
-	}
-	if (dd && (flags & RENAME_NOREPLACE)) {
-		err = -EEXIST;
-		goto unlock;
-	}
-	if (dd && dd->inode == moved)
-		goto unlock; /* two links to one inode: POSIX says do nothing */
-	if (is_pinned(moved)) {
-		err = -EPERM;
-		goto unlock;
-	}
-	if (dd) {
-		replaced = dd->inode;
-		if (S_ISDIR(moved->mode) && !S_ISDIR(replaced->mode))
-			err = -ENOTDIR;
-		else if (!S_ISDIR(moved->mode) && S_ISDIR(replaced->mode))
-			err = -EISDIR;
-		else if (S_ISDIR(replaced->mode) && dir_nr_entries(replaced))
-			err = -ENOTEMPTY;
-		else
-			err = may_remove(ddir, replaced);
-		if (err)
-			goto unlock;
-	}
-	if (flags & RENAME_WHITEOUT) {
-		err = ns_inode_new(&fs->ns, S_IFCHR, 0, 0, makedev(0, 0), &whiteout);
-		if (err)
-			goto unlock;
-		init_new_inode(req, sdir, whiteout);
-		whiteout->mode = S_IFCHR;
-		whiteout->nlink = 1;
-	}
-	if (dd) {
-		/* Reuse the target entry: nothing to allocate, nothing to undo. */
-		dd->inode = moved;
-		if (S_ISDIR(replaced->mode)) {
-			add_nlink(fs, replaced, -(int)replaced->nlink);
-			add_nlink(fs, ddir, -1);
-		} else {
-			add_nlink(fs, replaced, -1);
-		}
-		touch(replaced, false, true);
-	} else {
-		err = dir_add(ddir, newname, strlen(newname), moved);
-		if (err)
-			goto free_whiteout;
-		add_dir_size(ddir, 1);
-	}
-	dir_remove(sdir, sd);
-	if (whiteout && dir_add(sdir, name, strlen(name), whiteout) == 0)
-		whiteout = NULL;
-	else
-		add_dir_size(sdir, -1);
-	reparent(fs, moved, sdir, ddir);
-	touch(moved, false, true);
-	if (replaced)
-		drop_if_unused(fs, replaced);
-free_whiteout:
-	if (whiteout) {
-		whiteout->nlink = 0;
-		drop_if_unused(fs, whiteout);
-	}
-touch_dirs:
-	if (!err) {
-		touch(sdir, true, true);
-		if (ddir != sdir)
-			touch(ddir, true, true);
-	}
-unlock:
-	pthread_rwlock_unlock(&fs->ns.lock);
-reply:
-	fuse_reply_err(req, -err);
-}
-
-static void op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
-{
-	struct tierfs *fs = fs_of(req);
-	struct inode *inode = inode_of(fs, ino), *dir = inode_of(fs, newparent);
-	struct fuse_entry_param e;
-	int err = check_name(newname);
-
-	if (err)
-		goto reply;
-	pthread_rwlock_wrlock(&fs->ns.lock);
-	if (is_pinned(inode) || (dir->flags & FS_IMMUTABLE_FL))
-		err = -EPERM;
-	else if (S_ISDIR(inode->mode))
-		err = -EPERM;
-	else
-		err = dir_add(dir, newname, strlen(newname), inode);
-	if (!err) {
-		add_nlink(fs, inode, 1);
-		add_dir_size(dir, 1);
-		touch(inode, false, true);
-		touch(dir, true, true);
-		make_entry(fs, inode, &e);
-	}
-	pthread_rwlock_unlock(&fs->ns.lock);
-	if (!err) {
-		fuse_reply_entry(req, &e);
-		return;
-	}
-reply:
-	fuse_reply_err(req, -err);
-}
-
-static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct tierfs *fs = fs_of(req);
-	struct inode *inode = inode_of(fs, ino);
-	bool is_write = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
-	int err = 0;
-
-	pthread_rwlock_wrlock(&inode->lock);
-	if (is_write && (inode->flags & FS_IMMUTABLE_FL))
-		err = -EPERM;
-	else if (is_write && (inode->flags & FS_APPEND_FL) &&
-		 (!(fi->flags & O_APPEND) || (fi->flags & O_TRUNC)))
-		err = -EPERM;
-	else if ((fi->flags & O_TRUNC) && S_ISREG(inode->mode)) {
-		err = data_truncate(&fs->data, inode, 0);
-		now(&inode->mtime);
-		inode->ctime = inode->mtime;
-	}
-	pthread_rwlock_unlock(&inode->lock);
-	if (err) {
-		fuse_reply_err(req, -err);
-		return;
-	}
-	set_open_flags(fs, fi);
-	get_open(inode);
-	if (fuse_reply_open(req, fi))
-		put_open(fs, inode);
-}
-
-static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct tierfs *fs = fs_of(req);
-
-	(void)fi;
-	put_open(fs, inode_of(fs, ino));
-	fuse_reply_err(req, 0);
-}
-
-/* relatime, as tmpfs mounts default to: at most daily, or once after a change. */
-static void update_atime(struct inode *inode)
-{
-	struct timespec ts;
-	bool is_due;
-
-	if (inode->flags & FS_NOATIME_FL)
-		return;
-	now(&ts);
-	pthread_rwlock_rdlock(&inode->lock);
-	is_due = inode->atime.tv_sec < inode->mtime.tv_sec ||
-		 (inode->atime.tv_sec == inode->mtime.tv_sec &&
-		  inode->atime.tv_nsec <= inode->mtime.tv_nsec) ||
-		 inode->atime.tv_sec <= inode->ctime.tv_sec ||
-		 ts.tv_sec - inode->atime.tv_sec >= 24 * 3600;
-	pthread_rwlock_unlock(&inode->lock);
-	if (!is_due)
-		return;
-	pthread_rwlock_wrlock(&inode->lock);
-	inode->atime = ts;
-	pthread_rwlock_unlock(&inode->lock);
-}
-
-static void op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		    struct fuse_file_info *fi)
-{
-	struct tierfs *fs = fs_of(req);
-	struct inode *inode = inode_of(fs, ino);
-	struct iovec iov[DATA_MAX_READ_PAGES];
-	char *scratch = NULL;
-	size_t bytes = 0;
-	bool is_swapped;
-	int nr;
-
-	if (size > (size_t)1 << 20)
-		size = (size_t)1 << 20;
-	update_atime(inode);
-	pthread_rwlock_rdlock(&inode->lock);
-	/* Without a backend nothing is ever swapped: skip the page map walk. */
-	is_swapped = fs->data.backend && data_has_swapped(inode, (uint64_t)off, size);
-	if (is_swapped && (fi->flags & O_DIRECT)) {
-		/* O_DIRECT bypasses the resident tier: read, do not bring back. */
-		char *buf = malloc(size);
-		ssize_t got = buf ? data_read_mem(&fs->data, inode, (uint64_t)off, buf, size) :
-				    -ENOMEM;
-
-		pthread_rwlock_unlock(&inode->lock);
-		if (got < 0) {
-			fuse_reply_err(req, (int)-got);
-		} else {
-			atomic_fetch_add_explicit(&fs->counters.nr_reads, 1, memory_order_relaxed);
-			atomic_fetch_add_explicit(&fs->counters.bytes_read, (uint64_t)got,
-						  memory_order_relaxed);
-			fuse_reply_buf(req, buf, (size_t)got);
-		}
-		free(buf);
-		return;
-	}
-	if (is_swapped) {
-		int err = 0;
-
-		pthread_rwlock_unlock(&inode->lock);
-		pthread_rwlock_wrlock(&inode->lock);
-		/* Bringing in a late page can evict an early one: until all are in. */
-		for (int i = 0; !err && data_has_swapped(inode, (uint64_t)off, size); i++)
-			err = i < 8 ? data_swap_in(&fs->data, inode, (uint64_t)off, size) : -ENOMEM;
-		if (err) {
-			pthread_rwlock_unlock(&inode->lock);
-			fuse_reply_err(req, -err);
-			return;
-		}
-	}
-	nr = data_read(&fs->data, inode, (uint64_t)off, size, iov, &scratch);
-	for (int i = 0; i < nr; i++)
-		bytes += iov[i].iov_len;
-	if (nr < 0)
-		fuse_reply_err(req, -nr);
-	else
-		fuse_reply_iov(req, iov, nr);
-	pthread_rwlock_unlock(&inode->lock);
-	free(scratch);
-	atomic_fetch_add_explicit(&fs->counters.nr_reads, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&fs->counters.bytes_read, bytes, memory_order_relaxed);
-}
-
-/* Writers without CAP_FSETID lose SUID, and SGID where it means setgid. */
-static void kill_suid(fuse_req_t req, struct inode *inode)
-{
-	if (fuse_req_ctx(req)->uid == 0)
-		return;
-	if (inode->mode & S_ISUID)
-		inode->mode &= ~(mode_t)S_ISUID;
-	if ((inode->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-		inode->mode &= ~(mode_t)S_ISGID;
-}
-
-static void op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
-			 struct fuse_file_info *fi)
-{
-	struct tierfs *fs = fs_of(req);
-	struct inode *inode = inode_of(fs, ino);
-	ssize_t ret;
-
-	(void)fi;
-	pthread_rwlock_wrlock(&inode->lock);
-	if (inode->flags & FS_IMMUTABLE_FL) {
-		ret = -EPERM;
-	} else {
-		ret = data_write(&fs->data, inode, bufv, (uint64_t)off);
-		if (ret > 0) {
-			now(&inode->mtime);
-			inode->ctime = inode->mtime;
-			kill_suid(req, inode);
-		}
-	}
-	pthread_rwlock_unlock(&inode->lock);
-	if (ret < 0) {
-		if (ret == -ENOSPC)
-			atomic_fetch_add(&fs->counters.nr_enospc, 1);
-		fuse_reply_err(req, (int)-ret);
-		return;
-	}
-	atomic_fetch_add_explicit(&fs->counters.nr_writes, 1, memory_order_relaxed);
-	atomic_fetch_add_explicit(&fs->counters.bytes_written, (uint64_t)ret, memory_order_relaxed);
-	fuse_reply_write(req, (size_t)ret);
-}
-
-static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
-{
-	(void)ino, (void)datasync, (void)fi;
-	fuse_reply_err(req, 0); /* memory is as durable as it gets */
-}
-
-/*
- * An open directory remembers where its listing ends, so entries created
- * while it is read are not returned and a create-per-getdents loop ends,
- * as on tmpfs.  A rewind (offset 0) moves the end up to now.
- */
-struct dir_handle {
-	atomic_uint_fast64_t end_cookie;
-};
-
-static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct tierfs *fs = fs_of(req);
-	struct dir_handle *dh = malloc(sizeof(*dh));
-
-	if (!dh) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	pthread_rwlock_rdlock(&fs->ns.lock);
-	atomic_init(&dh->end_cookie, dir_end_cookie(inode_of(fs, ino)));
-	pthread_rwlock_unlock(&fs->ns.lock);
-	fi->fh = (uintptr_t)dh;
-	if (fuse_reply_open(req, fi))
-		free(dh);
-}
-
-static void op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	(void)ino;
-	free((struct dir_handle *)(uintptr_t)fi->fh);
-	fuse_reply_err(req, 0);
-}
-
-static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi, bool is_plus)
-{
-	struct tierfs *fs = fs_of(req);
-	struct dir_handle *dh = (struct dir_handle *)(uintptr_t)fi->fh;
-	struct inode *dir = inode_of(fs, ino);
-	char *buf = malloc(size);
-	uint64_t end;
-	size_t used = 0;
-	struct dentry *d;
-
-	if (!buf) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	pthread_rwlock_rdlock(&fs->ns.lock);
-	if (!dir->nlink) {
-		/* Removed while open: its ".." may be gone too. */
-		pthread_rwlock_unlock(&fs->ns.lock);
-		free(buf);
-		fuse_reply_err(req, ENOENT);
-		return;
-	}
-	if (off == 0)
-		atomic_store(&dh->end_cookie, dir_end_cookie(dir));
-	end = atomic_load(&dh->end_cookie);
-	/* Offsets 1 and 2 follow "." and ".."; then each entry's cookie. */
-	for (;;) {
-		struct fuse_entry_param e;
-		struct inode *inode;
-		const char *name;
-		uint64_t next;
-		size_t need;
-
-		if (off == 0) {
-			inode = dir, name = ".", next = 1;
-		} else if (off == 1) {
-			inode = dir_parent(dir), name = "..", next = 2;
-		} else {
-			d = dir_next(dir, (uint64_t)off);
-			if (!d || d->cookie >= end)
-				break;
-			inode = d->inode, name = d->name, next = d->cookie;
-		}
-		memset(&e, 0, sizeof(e));
-		pthread_rwlock_rdlock(&inode->lock);
-		fill_stat(inode, &e.attr);
-		pthread_rwlock_unlock(&inode->lock);
-		if (is_plus) {
-			/* The kernel takes no reference on "." and "..". */
-			if (off >= 2) {
-				e.ino = nodeid_of(fs, inode);
-				e.attr_timeout = e.entry_timeout = fs->timeout;
-			}
-			need = fuse_add_direntry_plus(req, buf + used, size - used, name, &e,
-						      (off_t)next);
-		} else {
-			need = fuse_add_direntry(req, buf + used, size - used, name, &e.attr,
-						 (off_t)next);
-		}
-		if (need > size - used)
-			break;
-		if (is_plus && e.ino)
-			atomic_fetch_add(&inode->nlookup, 1);
-		used += need;
-		off = (off_t)next;
-	}
-	pthread_rwlock_unlock(&fs->ns.lock);
-	fuse_reply_buf(req, buf, used);
-	free(buf);
-}
-
-static void op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		       struct fuse_file_info *fi)
-{
-	do_readdir(req, ino, size, off, fi, false);
-}
-
-static void op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-			   struct fuse_file_info *fi)
-{
-	do_readdir(req, ino, size, off, fi, true);
 }
 
 /*
@@ -1101,7 +427,7 @@ static int setxattr_locked(struct inode *inode, const char *name, const char *va
 
 	if (!is_known_xattr(name))
 		return -EOPNOTSUPP;
-	if (is_pinned(inode))
+	if (fs_is_pinned(inode))
 		return -EPERM;
 	if (!strncmp(name, "user.", 5) && !S_ISREG(inode->mode) && !S_ISDIR(inode->mode))
 		return -EPERM;
@@ -1124,14 +450,14 @@ static int setxattr_locked(struct inode *inode, const char *name, const char *va
 		if (is_equiv)
 			xattr_remove(&inode->xattrs, name);
 	}
-	now(&inode->ctime);
+	fs_now(&inode->ctime);
 	return 0;
 }
 
 static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 			size_t size, int flags)
 {
-	struct inode *inode = inode_of(fs_of(req), ino);
+	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	int err;
 
 	pthread_rwlock_wrlock(&inode->lock);
@@ -1142,7 +468,7 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
-	struct inode *inode = inode_of(fs_of(req), ino);
+	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	char *buf = NULL;
 	ssize_t ret;
 
@@ -1164,7 +490,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
-	struct inode *inode = inode_of(fs_of(req), ino);
+	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	char *buf = NULL;
 	ssize_t ret;
 
@@ -1186,20 +512,20 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	struct inode *inode = inode_of(fs_of(req), ino);
+	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	int err;
 
 	pthread_rwlock_wrlock(&inode->lock);
 	if (!is_known_xattr(name))
 		err = -EOPNOTSUPP;
-	else if (is_pinned(inode))
+	else if (fs_is_pinned(inode))
 		err = -EPERM;
 	else
 		err = xattr_remove(&inode->xattrs, name);
 	if (err == -ENODATA && !strncmp(name, "system.", 7))
 		err = 0; /* removing an ACL that is not there: nothing to do */
 	if (!err)
-		now(&inode->ctime);
+		fs_now(&inode->ctime);
 	pthread_rwlock_unlock(&inode->lock);
 	fuse_reply_err(req, -err);
 }
@@ -1224,7 +550,7 @@ static void set_flags(fuse_req_t req, struct inode *inode, uint32_t flags)
 {
 	pthread_rwlock_wrlock(&inode->lock);
 	inode->flags = flags;
-	now(&inode->ctime);
+	fs_now(&inode->ctime);
 	pthread_rwlock_unlock(&inode->lock);
 	fuse_reply_ioctl(req, 0, NULL, 0);
 }
@@ -1238,7 +564,7 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 		     struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
 		     size_t in_bufsz, size_t out_bufsz)
 {
-	struct inode *inode = inode_of(fs_of(req), ino);
+	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	struct fsxattr fsx;
 	uint32_t value;
 
@@ -1294,129 +620,6 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	fuse_reply_err(req, EINVAL);
 }
 
-static int fallocate_locked(struct tierfs *fs, struct inode *inode, int mode, uint64_t off,
-			    uint64_t len)
-{
-	uint64_t end = off + len;
-	int err;
-
-	if (inode->flags & FS_IMMUTABLE_FL)
-		return -EPERM;
-	if ((inode->flags & FS_APPEND_FL) && (mode & ~FALLOC_FL_KEEP_SIZE))
-		return -EPERM;
-	if (end < off || ((end - 1) >> PAGE_SHIFT) > PAGEMAP_MAX_INDEX)
-		return -EFBIG;
-	if (mode & FALLOC_FL_PUNCH_HOLE) {
-		err = data_punch(&fs->data, inode, off, len);
-		if (!err)
-			now(&inode->mtime);
-	} else {
-		if (mode & FALLOC_FL_ZERO_RANGE) {
-			err = data_punch(&fs->data, inode, off, len);
-			if (err)
-				return err;
-			now(&inode->mtime);
-		}
-		err = data_allocate(&fs->data, inode, off, len);
-		if (!err && !(mode & FALLOC_FL_KEEP_SIZE) && end > inode->size)
-			inode->size = end;
-	}
-	if (!err)
-		now(&inode->ctime);
-	return err;
-}
-
-static void op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
-			 struct fuse_file_info *fi)
-{
-	struct tierfs *fs = fs_of(req);
-	struct inode *inode = inode_of(fs, ino);
-	int err;
-
-	(void)fi;
-	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) ||
-	    ((mode & FALLOC_FL_PUNCH_HOLE) && (mode & FALLOC_FL_ZERO_RANGE))) {
-		fuse_reply_err(req, EOPNOTSUPP);
-		return;
-	}
-	if (off < 0 || len <= 0) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	pthread_rwlock_wrlock(&inode->lock);
-	err = fallocate_locked(fs, inode, mode, (uint64_t)off, (uint64_t)len);
-	pthread_rwlock_unlock(&inode->lock);
-	if (err == -ENOSPC)
-		atomic_fetch_add(&fs->counters.nr_enospc, 1);
-	fuse_reply_err(req, -err);
-}
-
-static void op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
-		     struct fuse_file_info *fi)
-{
-	struct inode *inode = inode_of(fs_of(req), ino);
-	int64_t ret;
-
-	(void)fi;
-	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	if (off < 0) {
-		fuse_reply_err(req, ENXIO);
-		return;
-	}
-	pthread_rwlock_rdlock(&inode->lock);
-	ret = data_seek(inode, (uint64_t)off, whence);
-	pthread_rwlock_unlock(&inode->lock);
-	if (ret < 0)
-		fuse_reply_err(req, (int)-ret);
-	else
-		fuse_reply_lseek(req, (off_t)ret);
-}
-
-static void op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
-			       struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
-			       struct fuse_file_info *fi_out, size_t len, int flags)
-{
-	struct tierfs *fs = fs_of(req);
-	struct inode *src = inode_of(fs, ino_in), *dst = inode_of(fs, ino_out);
-	ssize_t ret;
-
-	(void)fi_in, (void)fi_out;
-	if (flags) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	/* Two inode locks at once: in address order. */
-	if (src == dst) {
-		pthread_rwlock_wrlock(&dst->lock);
-	} else if (src < dst) {
-		pthread_rwlock_rdlock(&src->lock);
-		pthread_rwlock_wrlock(&dst->lock);
-	} else {
-		pthread_rwlock_wrlock(&dst->lock);
-		pthread_rwlock_rdlock(&src->lock);
-	}
-	if (dst->flags & FS_IMMUTABLE_FL) {
-		ret = -EPERM;
-	} else {
-		ret = data_copy(&fs->data, dst, (uint64_t)off_out, src, (uint64_t)off_in, len);
-		if (ret > 0) {
-			now(&dst->mtime);
-			dst->ctime = dst->mtime;
-			kill_suid(req, dst);
-		}
-	}
-	if (src != dst)
-		pthread_rwlock_unlock(&src->lock);
-	pthread_rwlock_unlock(&dst->lock);
-	if (ret < 0)
-		fuse_reply_err(req, (int)-ret);
-	else
-		fuse_reply_write(req, (size_t)ret);
-}
-
 const struct fuse_lowlevel_ops tierfs_ops = {
 	.init = op_init,
 	.destroy = op_destroy,
@@ -1426,33 +629,33 @@ const struct fuse_lowlevel_ops tierfs_ops = {
 	.getattr = op_getattr,
 	.setattr = op_setattr,
 	.readlink = op_readlink,
-	.mknod = op_mknod,
-	.mkdir = op_mkdir,
-	.unlink = op_unlink,
-	.rmdir = op_rmdir,
-	.symlink = op_symlink,
-	.rename = op_rename,
-	.link = op_link,
-	.open = op_open,
-	.read = op_read,
-	.release = op_release,
-	.write_buf = op_write_buf,
-	.fsync = op_fsync,
-	.opendir = op_opendir,
-	.releasedir = op_releasedir,
-	.readdir = op_readdir,
-	.readdirplus = op_readdirplus,
-	.fsyncdir = op_fsync,
+	.mknod = fs_op_mknod,
+	.mkdir = fs_op_mkdir,
+	.unlink = fs_op_unlink,
+	.rmdir = fs_op_rmdir,
+	.symlink = fs_op_symlink,
+	.rename = fs_op_rename,
+	.link = fs_op_link,
+	.open = fs_op_open,
+	.read = fs_op_read,
+	.release = fs_op_release,
+	.write_buf = fs_op_write_buf,
+	.fsync = fs_op_fsync,
+	.opendir = fs_op_opendir,
+	.releasedir = fs_op_releasedir,
+	.readdir = fs_op_readdir,
+	.readdirplus = fs_op_readdirplus,
+	.fsyncdir = fs_op_fsync,
 	.statfs = op_statfs,
 	.setxattr = op_setxattr,
 	.getxattr = op_getxattr,
 	.listxattr = op_listxattr,
 	.removexattr = op_removexattr,
-	.create = op_create,
+	.create = fs_op_create,
 	.ioctl = op_ioctl,
-	.fallocate = op_fallocate,
-	.lseek = op_lseek,
-	.copy_file_range = op_copy_file_range,
+	.fallocate = fs_op_fallocate,
+	.lseek = fs_op_lseek,
+	.copy_file_range = fs_op_copy_file_range,
 };
 
 static void destroy_swap(struct data_space *ds)
