@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The control channel's client side: the mount a path is on, the daemon
+ * that serves it, verified before a request is sent, and the exchange.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "tierfs/backend.h"
+#include "tierfs/budget.h"
+#include "tierfs/cgroup.h"
+#include "tierfs/clock.h"
+#include "tierfs/codec.h"
+#include "tierfs/ctl.h"
+#include "tierfs/drain.h"
+#include "tierfs/fs.h"
+#include "tierfs/log.h"
+#include "tierfs/pagepool.h"
+#include "tierfs/reclaim.h"
+#include "ctl_priv.h"
+
+/* Whether mountpoint is path or a directory above it. */
+static size_t covers(const char *mountpoint, const char *path)
+{
+	size_t len = strlen(mountpoint);
+
+	if (!strcmp(mountpoint, "/"))
+		return 1;
+	if (strncmp(mountpoint, path, len) || (path[len] && path[len] != '/'))
+		return 0;
+	return len + 1;
+}
+
+/*
+ * The mount that holds path, from /proc/self/mountinfo, which only the
+ * kernel writes: the longest mount point above it, the last (on top) of
+ * equals.  With is_exact, only a mount at path itself.
+ */
+static int find_mount(const char *path, bool is_exact, struct ctl_mount *m)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	char line[8192], where[4096], fstype[256];
+	unsigned int maj, min;
+	size_t best = 0;
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		const char *sep = strstr(line, " - "), *uid;
+		size_t score;
+
+		if (!sep || sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, where) != 3 ||
+		    sscanf(sep, " - %255s", fstype) != 1)
+			continue;
+		cgroup_mountinfo_unescape(where);
+		score = is_exact ? (strcmp(where, path) ? 0 : 1) : covers(where, path);
+		if (!score || score < best)
+			continue;
+		best = score;
+		m->dev = makedev(maj, min);
+		m->is_tierfs = !strcmp(fstype, "fuse.tierfs") || !strcmp(fstype, "fuseblk.tierfs");
+		uid = strstr(sep, ",user_id=");
+		if (!uid)
+			uid = strstr(sep, " user_id=");
+		m->owner = uid ? (uid_t)strtoul(uid + 9, NULL, 10) : 0;
+	}
+	fclose(f);
+	return best ? 0 : -ENOENT;
+}
+
+/*
+ * Without touching path itself where it can: a mount point whose daemon
+ * is stopped hangs every stat of it, and tierctl must tell that apart.
+ * So the parent is resolved and the name appended; only a path that is no
+ * mount point is resolved whole.
+ */
+int ctl_find_mount(const char *path, struct ctl_mount *m)
+{
+	char copy[PATH_MAX], parent[PATH_MAX], full[PATH_MAX];
+	char *slash, *base;
+	int len;
+
+	if (strlen(path) >= sizeof(copy))
+		return -ENAMETOOLONG;
+	strcpy(copy, path);
+	for (len = (int)strlen(copy); len > 1 && copy[len - 1] == '/'; len--)
+		copy[len - 1] = '\0';
+	slash = strrchr(copy, '/');
+	base = slash ? slash + 1 : copy;
+	if (slash == copy)
+		strcpy(parent, "/");
+	else if (slash)
+		*slash = '\0';
+	if (*base && strcmp(base, ".") && strcmp(base, "..") &&
+	    realpath(slash == copy ? "/" : slash ? copy : ".", parent)) {
+		len = snprintf(full, sizeof(full), "%s%s%s", parent, strcmp(parent, "/") ? "/" : "",
+			       base);
+		if (len < (int)sizeof(full) && !find_mount(full, true, m))
+			return 0;
+	}
+	if (!realpath(path, full))
+		return -errno;
+	return find_mount(full, false, m);
+}
+
+int ctl_mount_dev(const char *mountpoint, dev_t *dev)
+{
+	struct ctl_mount m;
+	int ret = find_mount(mountpoint, true, &m);
+
+	if (!ret)
+		*dev = m.dev;
+	return ret;
+}
+
+/* The names bound under "tierfs/MAJ:MIN/", from /proc/net/unix, into *out. */
+static int list_candidates(dev_t dev, char (**out)[108], unsigned int *nr)
+{
+	FILE *f = fopen("/proc/net/unix", "re");
+	char line[512], prefix[64], (*names)[108] = NULL;
+	unsigned int cap = 0;
+	int len;
+
+	*nr = 0;
+	if (!f)
+		return -errno;
+	len = snprintf(prefix, sizeof(prefix), "@%s%u:%u/", CTL_NAME_PREFIX, major(dev), minor(dev));
+	while (fgets(line, sizeof(line), f)) {
+		char *name = strchr(line, '@');
+
+		if (!name || strncmp(name, prefix, (size_t)len))
+			continue;
+		name[strcspn(name, "\n")] = '\0';
+		if (strlen(name + 1) >= sizeof(names[0]))
+			continue;
+		if (*nr == cap) {
+			void *grown = realloc(names, (cap = cap ? cap * 2 : 8) * sizeof(names[0]));
+
+			if (!grown)
+				break;
+			names = grown;
+		}
+		strcpy(names[(*nr)++], name + 1);
+	}
+	fclose(f);
+	*out = names;
+	return 0;
+}
+
+/* Whether process pid holds /dev/fuse open; true where tierctl may not look. */
+static bool holds_fuse(pid_t pid)
+{
+	char dir[64], link[PATH_MAX + 64], target[64];
+	struct dirent *d;
+	bool is_found = false;
+	DIR *fds;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	fds = opendir(dir);
+	if (!fds)
+		return errno == EACCES || errno == EPERM;
+	while (!is_found && (d = readdir(fds))) {
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "%s/%s", dir, d->d_name);
+		n = readlink(link, target, sizeof(target) - 1);
+		if (n > 0) {
+			target[n] = '\0';
+			is_found = !strcmp(target, "/dev/fuse");
+		}
+	}
+	closedir(fds);
+	return is_found;
+}
+
+/*
+ * Connect to name and check who listens: root or the mount's owner (only
+ * they can run the daemon of this mount), the very process the name says,
+ * and, where tierctl may look, one that holds /dev/fuse.  Returns the
+ * socket, -EAGAIN if the listener's backlog is full (a stopped daemon),
+ * or -EPERM for an impostor.
+ */
+static int connect_verified(const char *name, const struct ctl_mount *m)
+{
+	struct sockaddr_un sun = { .sun_family = AF_UNIX };
+	size_t len = strlen(name);
+	struct ucred cred;
+	socklen_t cred_len = sizeof(cred);
+	const char *pid_text = strrchr(name, ':');
+	long pid;
+	int fd, err;
+
+	pid_text = pid_text ? strchr(pid_text, '/') : NULL;
+	if (!pid_text)
+		return -EPERM;
+	pid = strtol(pid_text + 1, NULL, 10);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	memcpy(sun.sun_path + 1, name, len);
+	if (connect(fd, (struct sockaddr *)&sun,
+		    (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + len))) {
+		err = -errno;
+		goto close_fd;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len)) {
+		err = -errno;
+		goto close_fd;
+	}
+	err = -EPERM;
+	if ((cred.uid != 0 && cred.uid != m->owner) || cred.pid != pid || !holds_fuse(cred.pid))
+		goto close_fd;
+	return fd;
+
+close_fd:
+	close(fd);
+	return err;
+}
+
+/* Wait for events on fd until deadline; -ETIMEDOUT past it. */
+static int wait_fd(int fd, short events, uint64_t deadline)
+{
+	struct pollfd pfd = { .fd = fd, .events = events };
+	uint64_t now;
+	int n;
+
+	for (;;) {
+		now = clock_now_ms();
+		if (now >= deadline)
+			return -ETIMEDOUT;
+		n = poll(&pfd, 1, (int)(deadline - now));
+		if (n > 0)
+			return 0;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (n < 0)
+			return -EINTR;
+	}
+}
+
+/* One exchange on a verified socket; the raw reply to buf. */
+static int exchange(int fd, const char *request, uint64_t deadline, char *buf, size_t size)
+{
+	size_t req_len = strlen(request), off = 0, len = 0;
+	ssize_t n;
+	int err;
+
+	while (off <= req_len) {
+		const char *p = off < req_len ? request + off : "\n";
+		size_t todo = off < req_len ? req_len - off : 1;
+
+		n = send(fd, p, todo, MSG_NOSIGNAL);
+		if (n < 0 && errno == EAGAIN) {
+			err = wait_fd(fd, POLLOUT, deadline);
+			if (err)
+				return err;
+			continue;
+		}
+		if (n < 0)
+			return -errno;
+		off += (size_t)n;
+	}
+	for (;;) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0 && errno == EAGAIN) {
+			err = wait_fd(fd, POLLIN, deadline);
+			if (err)
+				return err;
+			continue;
+		}
+		if (n < 0)
+			return errno == ECONNRESET ? 0 : -errno;
+		if (!n || (len += (size_t)n) + 1 >= size)
+			break;
+	}
+	buf[len] = '\0';
+	return 0;
+}
+
+/* Drop the status line: "ok", or keep the text after "error: ". */
+static int strip_status(char *buf)
+{
+	size_t len = strlen(buf), skip;
+
+	if (!strncmp(buf, "ok\n", 3)) {
+		memmove(buf, buf + 3, len - 2);
+		return 0;
+	}
+	skip = strncmp(buf, "error: ", 7) ? 0 : 7;
+	len = strcspn(buf, "\n");
+	memmove(buf, buf + skip, len - skip);
+	buf[len - skip] = '\0';
+	return -EPROTO;
+}
+
+int ctl_request_timeout(const char *path, const char *request, int timeout_ms, char *buf,
+			size_t size)
+{
+	uint64_t deadline = clock_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
+	char(*names)[108] = NULL;
+	struct ctl_mount m;
+	unsigned int nr, nr_seen = 0;
+	int err, fd = -EPERM;
+
+	buf[0] = '\0';
+	err = ctl_find_mount(path, &m);
+	if (err)
+		return err;
+	if (!m.is_tierfs)
+		return -ENOTCONN;
+	/* A stopped daemon's backlog fills: try it again until the deadline. */
+	do {
+		bool is_busy = false;
+
+		nr_seen = 0;
+		free(names);
+		err = list_candidates(m.dev, &names, &nr);
+		if (err)
+			return err;
+		for (unsigned int i = 0; i < nr && fd < 0; i++) {
+			fd = connect_verified(names[i], &m);
+			is_busy |= fd == -EAGAIN;
+			nr_seen += fd != -EPERM && fd != -ECONNREFUSED;
+		}
+		if (fd >= 0 || !is_busy)
+			break;
+		poll(NULL, 0, 20);
+	} while (clock_now_ms() < deadline);
+	free(names);
+	/* A tierfs mount, but no daemon of its own listens, or it is stuck. */
+	if (fd < 0)
+		return nr_seen ? -ETIMEDOUT : -ECONNREFUSED;
+	err = exchange(fd, request, deadline, buf, size);
+	close(fd);
+	if (err)
+		return err == -EINTR ? -EINTR : err;
+	return strip_status(buf);
+}
+
+int ctl_request(const char *path, const char *request, char *buf, size_t size)
+{
+	return ctl_request_timeout(path, request, CTL_TIMEOUT_MS, buf, size);
+}

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The stats of a mount, collected once and rendered as aligned text or as
+ * JSON through jansson: every string escaped, every key in a fixed order.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "tierfs/backend.h"
+#include "tierfs/budget.h"
+#include "tierfs/cgroup.h"
+#include "tierfs/clock.h"
+#include "tierfs/codec.h"
+#include "tierfs/ctl.h"
+#include "tierfs/drain.h"
+#include "tierfs/fs.h"
+#include "tierfs/log.h"
+#include "tierfs/pagepool.h"
+#include "tierfs/reclaim.h"
+#include "ctl_priv.h"
+
+enum stat_unit { UNIT_COUNT, UNIT_BYTES, UNIT_RATIO, UNIT_STRING };
+
+struct stat_item {
+	const char *group; /* NULL at top level */
+	const char *key;
+	uint64_t value; /* UNIT_RATIO: thousandths */
+	enum stat_unit unit;
+	const char *str; /* UNIT_STRING */
+};
+
+#define NR_STAT_ITEMS 96
+
+/* The window histogram's keys, one per bucket of readahead.h. */
+static const char *const window_keys[READAHEAD_NR_BUCKETS] = {
+	"windows_1", "windows_2", "windows_4", "windows_8", "windows_16", "windows_32",
+};
+
+/* Where the budget and the limit in force come from, for the stats. */
+static const char *mem_source(struct tierfs *fs, char *buf, size_t size)
+{
+	uint64_t limit = budget_limit(&fs->data), mem_cap, limit_cap;
+	const char *mem;
+	size_t len;
+
+	budget_get_caps(&fs->data, &mem_cap, &limit_cap);
+	mem = mem_cap ? (fs->opts.mem ? "mem=" : "MemAvailable/2") : NULL;
+	if (!limit)
+		return mem ? mem : "none";
+	len = (size_t)snprintf(buf, size, "%s%s", mem ? mem : "", mem ? " and " : "");
+	if (len >= size)
+		return buf;
+	if (limit == limit_cap) {
+		snprintf(buf + len, size - len, "memlimit=");
+	} else if (limit == fs->fallback_limit && !fs->memcg.limit) {
+		snprintf(buf + len, size - len, "MemAvailable at mount");
+	} else {
+		pthread_mutex_lock(&fs->memcg.lock);
+		snprintf(buf + len, size - len, "cgroup %s", fs->memcg.source);
+		pthread_mutex_unlock(&fs->memcg.lock);
+	}
+	return buf;
+}
+
+static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struct stat_item *it)
+{
+	struct data_space *ds = &fs->data;
+	struct swap_counters *sw = &ds->swap;
+	struct fs_counters *c = &fs->counters;
+	struct pagepool_stats ps;
+	struct budget_footprint fp;
+	struct backend_stats bs;
+	uint64_t nr_free;
+	int n = 0;
+
+	/* Strings outlive the call: render() runs after it returns. */
+	static _Thread_local char source[PATH_MAX + 8];
+
+	pagepool_get_stats(ds->pool, &ps);
+	budget_footprint(ds, &fp);
+	memset(&bs, 0, sizeof(bs));
+	if (ds->backend)
+		ds->backend->ops->get_stats(ds->backend, &bs);
+#define ITEM(g, k, v, u) (it[n++] = (struct stat_item){ g, k, v, u, NULL })
+#define STR(g, k, s) (it[n++] = (struct stat_item){ g, k, 0, UNIT_STRING, s })
+	ITEM(NULL, "size_bytes", ds->max_pages * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "data_bytes", atomic_load(&ds->nr_pages) * PAGE_SIZE, UNIT_BYTES);
+	nr_free = budget_nr_free_pages(ds);
+	ITEM(NULL, "free_bytes", nr_free == UINT64_MAX ? 0 : nr_free * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "fallocated_bytes", atomic_load(&ds->nr_unwritten) * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "mem_budget_bytes", ds->mem_pages * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "mem_limit_bytes", budget_limit(ds), UNIT_BYTES);
+	STR(NULL, "mem_source", mem_source(fs, source, sizeof(source)));
+	ITEM(NULL, "resident_bytes", ps.nr_in_use * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "footprint_bytes", fp.total, UNIT_BYTES);
+	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_COUNT);
+	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_COUNT);
+	ITEM(NULL, "max_inodes", atomic_load(&fs->ns.max_inodes), UNIT_COUNT);
+	STR(NULL, "backends_built", backend_names);
+	STR(NULL, "compressors_built", codec_names);
+	ITEM("pool", "reserved_bytes", ps.nr_pages_max * PAGE_SIZE, UNIT_BYTES);
+	ITEM("pool", "backed_bytes", ps.nr_backed * PAGE_SIZE, UNIT_BYTES);
+	ITEM("pool", "ready_bytes", ps.nr_ready * PAGE_SIZE, UNIT_BYTES);
+	ITEM("pool", "slow_allocs", ps.nr_slow_allocs, UNIT_COUNT);
+	ITEM("pool", "trimmed_pages", ps.nr_trimmed, UNIT_COUNT);
+	ITEM("pool", "alloc_failures", ps.nr_alloc_failures, UNIT_COUNT);
+	if (ds->backend) {
+		STR("backend", "name", ds->backend->ops->name);
+		ITEM("backend", "stored_pages", bs.stored_pages, UNIT_COUNT);
+		ITEM("backend", "stored_bytes", bs.stored_bytes, UNIT_BYTES);
+		ITEM("backend", "pool_bytes", bs.pool_bytes, UNIT_BYTES);
+		ITEM("backend", "capacity_bytes", bs.capacity_bytes, UNIT_BYTES);
+		ITEM("backend", "stores", bs.nr_stores, UNIT_COUNT);
+		ITEM("backend", "loads", bs.nr_loads, UNIT_COUNT);
+		ITEM("backend", "frees", bs.nr_frees, UNIT_COUNT);
+		ITEM("backend", "store_errors", bs.nr_store_errors, UNIT_COUNT);
+		ITEM("backend", "load_errors", bs.nr_load_errors, UNIT_COUNT);
+		ITEM("backend", "decrypt_errors", bs.nr_decrypt_errors, UNIT_COUNT);
+		ITEM("backend", "meta_bytes", bs.meta_bytes, UNIT_BYTES);
+		ITEM("backend", "fallback_buffered", bs.nr_fallback_buffered, UNIT_COUNT);
+		ITEM("backend", "fallback_sparse", bs.nr_fallback_sparse, UNIT_COUNT);
+		ITEM("backend", "reject_full", bs.nr_reject_full, UNIT_COUNT);
+		ITEM("backend", "reject_alloc", bs.nr_reject_alloc, UNIT_COUNT);
+		if (ds->backend->ops->is_compressed) {
+			ITEM("backend", "reject_raw", bs.nr_reject_raw, UNIT_COUNT);
+			ITEM("backend", "compression_ratio",
+			     bs.pool_bytes ? bs.stored_bytes * 1000 / bs.pool_bytes : 0,
+			     UNIT_RATIO);
+		}
+		if (bs.nr_shards) {
+			ITEM("backend", "shards", bs.nr_shards, UNIT_COUNT);
+			ITEM("backend", "lock_contended", bs.nr_lock_contended, UNIT_COUNT);
+			ITEM("backend", "max_shard_lock_contended", bs.max_shard_contended,
+			     UNIT_COUNT);
+		}
+		ITEM("reclaim", "evicted", atomic_load(&sw->nr_evicted), UNIT_COUNT);
+		ITEM("reclaim", "clean_dropped", atomic_load(&sw->nr_clean_dropped), UNIT_COUNT);
+		ITEM("reclaim", "filled_evicted", atomic_load(&sw->nr_filled_evicted), UNIT_COUNT);
+		ITEM("reclaim", "swapins", atomic_load(&sw->nr_swapins), UNIT_COUNT);
+		ITEM("reclaim", "swapin_errors", atomic_load(&sw->nr_swapin_errors), UNIT_COUNT);
+		ITEM("reclaim", "store_failures", atomic_load(&sw->nr_store_failures), UNIT_COUNT);
+		ITEM("reclaim", "direct_reclaims", atomic_load(&sw->nr_direct_reclaims),
+		     UNIT_COUNT);
+		ITEM("reclaim", "budget_enospc", atomic_load(&sw->nr_budget_enospc), UNIT_COUNT);
+		ITEM("reclaim", "budget_exceeded", atomic_load(&sw->nr_budget_exceeded),
+		     UNIT_COUNT);
+		ITEM("reclaim", "limit_rejects", atomic_load(&sw->nr_limit_rejects), UNIT_COUNT);
+		ITEM("reclaim", "capacity_enospc", atomic_load(&sw->nr_capacity_enospc),
+		     UNIT_COUNT);
+		ITEM("reclaim", "copies_freed", atomic_load(&sw->nr_copies_freed), UNIT_COUNT);
+		STR("reclaim", "pressure_source",
+		    fs->memcg.pressure.fd >= 0 ? fs->memcg.pressure.describe : "none");
+		ITEM("reclaim", "pressure_events", atomic_load(&fs->memcg.nr_pressure_events),
+		     UNIT_COUNT);
+		ITEM("reclaim", "limit_changes", atomic_load(&fs->memcg.nr_limit_changes),
+		     UNIT_COUNT);
+		ITEM("reclaim", "inactive_pages", lru_nr_listed(&ds->lru, LRU_INACTIVE),
+		     UNIT_COUNT);
+		ITEM("reclaim", "active_pages", lru_nr_listed(&ds->lru, LRU_ACTIVE), UNIT_COUNT);
+		STR("readahead", "policy",
+		    readahead_name(readahead_effective(&ds->ra, ds->backend)));
+		STR("readahead", "policy_set", readahead_name(atomic_load(&ds->ra.policy)));
+		ITEM("readahead", "hits", atomic_load(&ds->ra.nr_hits), UNIT_COUNT);
+		ITEM("readahead", "misses", atomic_load(&ds->ra.nr_misses), UNIT_COUNT);
+		ITEM("readahead", "pages_read_ahead", atomic_load(&ds->ra.nr_pages), UNIT_COUNT);
+		ITEM("readahead", "window", atomic_load(&ds->ra.window), UNIT_COUNT);
+		for (int b = 0; b < READAHEAD_NR_BUCKETS; b++)
+			ITEM("readahead", window_keys[b], atomic_load(&ds->ra.hist[b]), UNIT_COUNT);
+	} else {
+		STR("backend", "name", "none");
+	}
+	if (cc) {
+		ITEM("control", "connections", atomic_load(&cc->nr_connections), UNIT_COUNT);
+		ITEM("control", "refused_total", atomic_load(&cc->nr_refused_total), UNIT_COUNT);
+		ITEM("control", "refused_uid", atomic_load(&cc->nr_refused_uid), UNIT_COUNT);
+		ITEM("control", "timed_out", atomic_load(&cc->nr_timed_out), UNIT_COUNT);
+		ITEM("control", "malformed", atomic_load(&cc->nr_malformed), UNIT_COUNT);
+		ITEM("control", "queue_full", atomic_load(&cc->nr_queue_full), UNIT_COUNT);
+	}
+	ITEM("requests", "reads", atomic_load(&c->nr_reads), UNIT_COUNT);
+	ITEM("requests", "writes", atomic_load(&c->nr_writes), UNIT_COUNT);
+	ITEM("requests", "bytes_read", atomic_load(&c->bytes_read), UNIT_BYTES);
+	ITEM("requests", "bytes_written", atomic_load(&c->bytes_written), UNIT_BYTES);
+	ITEM("requests", "enospc", atomic_load(&c->nr_enospc), UNIT_COUNT);
+#undef ITEM
+#undef STR
+	return n;
+}
+
+void ctl_put(char *buf, size_t size, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len >= size)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, size - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len += (size_t)n < size - *len ? (size_t)n : size - *len - 1;
+}
+
+static void format_bytes(uint64_t v, char *out, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	double d = (double)v;
+	unsigned int u = 0;
+
+	while (d >= 1024 && u < 5)
+		d /= 1024, u++;
+	if (u)
+		snprintf(out, size, "%.1f %s", d, units[u]);
+	else
+		snprintf(out, size, "%" PRIu64 " B", v);
+}
+
+static void render_text(const struct stat_item *it, int n, char *buf, size_t size, size_t *len)
+{
+	const char *group = NULL;
+	char human[32];
+
+	for (int i = 0; i < n; i++) {
+		const char *indent = it[i].group ? "  " : "";
+
+		if (it[i].group && (!group || strcmp(group, it[i].group)))
+			ctl_put(buf, size, len, "%s:\n", it[i].group);
+		group = it[i].group;
+		if (it[i].unit == UNIT_BYTES) {
+			format_bytes(it[i].value, human, sizeof(human));
+			ctl_put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, human);
+		} else if (it[i].unit == UNIT_STRING) {
+			ctl_put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, it[i].str);
+		} else if (it[i].unit == UNIT_RATIO) {
+			ctl_put(buf, size, len, "%s%-20s %" PRIu64 ".%02" PRIu64 "\n", indent,
+			    it[i].key, it[i].value / 1000, it[i].value % 1000 / 10);
+		} else {
+			ctl_put(buf, size, len, "%s%-20s %" PRIu64 "\n", indent, it[i].key,
+			    it[i].value);
+		}
+	}
+}
+
+/* jansson's integers are signed: a count past INT64_MAX shows as INT64_MAX. */
+static json_t *json_u64(uint64_t v)
+{
+	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+/*
+ * A string as JSON text, whatever bytes it holds: jansson takes UTF-8
+ * only, and a cgroup name may be any bytes, so others become '?'.
+ */
+static json_t *json_text(const char *s)
+{
+	json_t *v = json_string(s);
+	char *copy;
+
+	if (v)
+		return v;
+	copy = strdup(s);
+	if (!copy)
+		return NULL;
+	for (char *c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	v = json_string(copy);
+	free(copy);
+	return v;
+}
+
+/* Steals value; a NULL value (out of memory) leaves the key out. */
+static int json_put(json_t *obj, const char *key, json_t *value)
+{
+	return value ? json_object_set_new(obj, key, value) : -1;
+}
+
+static json_t *stats_json(const struct stat_item *it, int n)
+{
+	json_t *root = json_object(), *group = NULL;
+	const char *group_name = NULL;
+
+	if (!root)
+		return NULL;
+	for (int i = 0; i < n; i++) {
+		json_t *obj = root, *value;
+
+		if (it[i].group) {
+			if (!group_name || strcmp(group_name, it[i].group)) {
+				group = json_object();
+				if (json_put(root, it[i].group, group))
+					goto free_root;
+				group_name = it[i].group;
+			}
+			obj = group;
+		}
+		if (it[i].unit == UNIT_STRING)
+			value = json_text(it[i].str);
+		else if (it[i].unit == UNIT_RATIO)
+			value = json_real((double)it[i].value / 1000);
+		else
+			value = json_u64(it[i].value);
+		if (json_put(obj, it[i].key, value))
+			goto free_root;
+	}
+	return root;
+
+free_root:
+	json_decref(root);
+	return NULL;
+}
+
+static json_t *tenant_json(const struct lru_lists *ls, const char *path, const char *source)
+{
+	return json_pack("{s:o?,s:o?,s:o?,s:o?,s:o?}", "path", json_text(path), "resident_bytes",
+			 json_u64(atomic_load(&ls->nr_resident) * PAGE_SIZE), "swapped_bytes",
+			 json_u64(atomic_load(&ls->nr_swapped) * PAGE_SIZE), "limit_bytes",
+			 json_u64(atomic_load(&ls->limit_pages) * PAGE_SIZE), "source",
+			 json_text(source));
+}
+
+/*
+ * s with control bytes and backslashes as \ooo, so that a cgroup named with
+ * a newline cannot make lines of its own in the text stats.
+ */
+static const char *printable(const char *s, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; *s && n + 5 < size; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c < 0x20 || c == 0x7f || c == '\\')
+			n += (size_t)snprintf(out + n, size - n, "\\%03o", c);
+		else
+			out[n++] = (char)c;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+static void tenant_text(const struct lru_lists *ls, const char *path, const char *source,
+			char *buf, size_t size, size_t *len)
+{
+	uint64_t limit = atomic_load(&ls->limit_pages) * PAGE_SIZE;
+	char r[32], w[32], l[32], p[4 * PATH_MAX], src[4 * PATH_MAX];
+
+	format_bytes(atomic_load(&ls->nr_resident) * PAGE_SIZE, r, sizeof(r));
+	format_bytes(atomic_load(&ls->nr_swapped) * PAGE_SIZE, w, sizeof(w));
+	format_bytes(limit, l, sizeof(l));
+	ctl_put(buf, size, len, "  %-30s resident %s, swapped %s, limit %s (%s)\n",
+	    printable(path, p, sizeof(p)), r, w, limit ? l : "none",
+	    printable(source, src, sizeof(src)));
+}
+
+/* One line or object per tenant, the root lists first; into cgroups if JSON. */
+static void render_tenants(struct tierfs *fs, json_t *cgroups, char *buf, size_t size,
+			   size_t *len)
+{
+	struct tenants *t = &fs->tenants;
+	const char *root_source = "root: files of no tenant";
+
+	if (cgroups)
+		json_array_append_new(cgroups, tenant_json(&fs->data.lru.root, "/", root_source));
+	else
+		tenant_text(&fs->data.lru.root, "/", root_source, buf, size, len);
+	pthread_mutex_lock(&t->lock);
+	for (unsigned int i = 0; i < t->nr; i++) {
+		struct tenant *tn = t->all[i];
+
+		if (cgroups)
+			json_array_append_new(cgroups,
+					      tenant_json(&tn->lists, tn->path, tn->source));
+		else
+			tenant_text(&tn->lists, tn->path, tn->source, buf, size, len);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+/*
+ * "stats json": built as a jansson tree, so every key and string is
+ * escaped whatever a cgroup is named; -ENOMEM if it could not be built.
+ */
+static int render_json(struct tierfs *fs, const struct stat_item *it, int n, char *buf,
+		       size_t size, size_t *len)
+{
+	json_t *root = stats_json(it, n), *cgroups = NULL;
+	char *text;
+
+	if (root && fs->data.backend) {
+		cgroups = json_array();
+		if (json_put(root, "cgroups", cgroups))
+			goto free_root;
+		render_tenants(fs, cgroups, NULL, 0, NULL);
+	}
+	text = root ? json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
+	if (!text)
+		goto free_root;
+	ctl_put(buf, size, len, "%s\n", text);
+	free(text);
+	json_decref(root);
+	return 0;
+
+free_root:
+	json_decref(root);
+	*len = 0;
+	ctl_put(buf, size, len, "error: stats: out of memory\n");
+	return -ENOMEM;
+}
+
+int ctl_stats(struct tierfs *fs, const struct ctl_counters *cc, bool is_json, char *buf,
+	      size_t size)
+{
+	struct stat_item items[NR_STAT_ITEMS];
+	size_t len = 0;
+	int n;
+
+	n = collect_stats(fs, cc, items);
+	ctl_put(buf, size, &len, "ok\n");
+	if (is_json)
+		return render_json(fs, items, n, buf, size, &len);
+	render_text(items, n, buf, size, &len);
+	if (fs->data.backend) {
+		ctl_put(buf, size, &len, "cgroups:\n");
+		render_tenants(fs, NULL, buf, size, &len);
+	}
+	return 0;
+}

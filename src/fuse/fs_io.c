@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: MIT
+/*
+ * FUSE operations on file data: open, read, write, fallocate, seek and
+ * copy, over the data layer; the times and setuid bits they change.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <linux/falloc.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "tierfs/backend.h"
+#include "tierfs/budget.h"
+#include "tierfs/fs.h"
+#include "tierfs/pagepool.h"
+#include "tierfs/reclaim.h"
+#include "tierfs/space.h"
+#include "fs_ops.h"
+
+void fs_set_open_flags(struct tierfs *fs, struct fuse_file_info *fi)
+{
+	switch (fs->opts.cache) {
+	case CACHE_NEVER:
+		fi->direct_io = 1;
+		break;
+	case CACHE_AUTO:
+		fi->direct_io = !!(fi->flags & O_DIRECT);
+		fi->keep_cache = !fi->direct_io;
+		break;
+	case CACHE_ALWAYS:
+		fi->keep_cache = 1;
+		break;
+	}
+}
+
+void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = fs_inode_of(fs, ino);
+	bool is_write = (fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC);
+	int err = 0;
+
+	pthread_rwlock_wrlock(&inode->lock);
+	if (is_write && (inode->flags & FS_IMMUTABLE_FL))
+		err = -EPERM;
+	else if (is_write && (inode->flags & FS_APPEND_FL) &&
+		 (!(fi->flags & O_APPEND) || (fi->flags & O_TRUNC)))
+		err = -EPERM;
+	else if ((fi->flags & O_TRUNC) && S_ISREG(inode->mode)) {
+		err = data_truncate(&fs->data, inode, 0);
+		fs_now(&inode->mtime);
+		inode->ctime = inode->mtime;
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	if (err) {
+		fuse_reply_err(req, -err);
+		return;
+	}
+	fs_set_open_flags(fs, fi);
+	fs_get_open(inode);
+	if (fuse_reply_open(req, fi))
+		fs_put_open(fs, inode);
+}
+
+void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+
+	(void)fi;
+	fs_put_open(fs, fs_inode_of(fs, ino));
+	fuse_reply_err(req, 0);
+}
+
+/* relatime, as tmpfs mounts default to: at most daily, or once after a change. */
+static void update_atime(struct inode *inode)
+{
+	struct timespec ts;
+	bool is_due;
+
+	if (inode->flags & FS_NOATIME_FL)
+		return;
+	fs_now(&ts);
+	pthread_rwlock_rdlock(&inode->lock);
+	is_due = inode->atime.tv_sec < inode->mtime.tv_sec ||
+		 (inode->atime.tv_sec == inode->mtime.tv_sec &&
+		  inode->atime.tv_nsec <= inode->mtime.tv_nsec) ||
+		 inode->atime.tv_sec <= inode->ctime.tv_sec ||
+		 ts.tv_sec - inode->atime.tv_sec >= 24 * 3600;
+	pthread_rwlock_unlock(&inode->lock);
+	if (!is_due)
+		return;
+	pthread_rwlock_wrlock(&inode->lock);
+	inode->atime = ts;
+	pthread_rwlock_unlock(&inode->lock);
+}
+
+void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = fs_inode_of(fs, ino);
+	struct iovec iov[DATA_MAX_READ_PAGES];
+	char *scratch = NULL;
+	size_t bytes = 0;
+	bool is_swapped;
+	int nr;
+
+	if (size > (size_t)1 << 20)
+		size = (size_t)1 << 20;
+	update_atime(inode);
+	pthread_rwlock_rdlock(&inode->lock);
+	/* Without a backend nothing is ever swapped: skip the page map walk. */
+	is_swapped = fs->data.backend && data_has_swapped(inode, (uint64_t)off, size);
+	if (is_swapped && (fi->flags & O_DIRECT)) {
+		/* O_DIRECT bypasses the resident tier: read, do not bring back. */
+		char *buf = malloc(size);
+		ssize_t got = buf ? data_read_mem(&fs->data, inode, (uint64_t)off, buf, size) :
+				    -ENOMEM;
+
+		pthread_rwlock_unlock(&inode->lock);
+		if (got < 0) {
+			fuse_reply_err(req, (int)-got);
+		} else {
+			atomic_fetch_add_explicit(&fs->counters.nr_reads, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&fs->counters.bytes_read, (uint64_t)got,
+						  memory_order_relaxed);
+			fuse_reply_buf(req, buf, (size_t)got);
+		}
+		free(buf);
+		return;
+	}
+	if (is_swapped) {
+		int err = 0;
+
+		pthread_rwlock_unlock(&inode->lock);
+		pthread_rwlock_wrlock(&inode->lock);
+		/* Bringing in a late page can evict an early one: until all are in. */
+		for (int i = 0; !err && data_has_swapped(inode, (uint64_t)off, size); i++)
+			err = i < 8 ? data_swap_in(&fs->data, inode, (uint64_t)off, size) : -ENOMEM;
+		if (err) {
+			pthread_rwlock_unlock(&inode->lock);
+			fuse_reply_err(req, -err);
+			return;
+		}
+	}
+	nr = data_read(&fs->data, inode, (uint64_t)off, size, iov, &scratch);
+	for (int i = 0; i < nr; i++)
+		bytes += iov[i].iov_len;
+	if (nr < 0)
+		fuse_reply_err(req, -nr);
+	else
+		fuse_reply_iov(req, iov, nr);
+	pthread_rwlock_unlock(&inode->lock);
+	free(scratch);
+	atomic_fetch_add_explicit(&fs->counters.nr_reads, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&fs->counters.bytes_read, bytes, memory_order_relaxed);
+}
+
+/* Writers without CAP_FSETID lose SUID, and SGID where it means setgid. */
+static void kill_suid(fuse_req_t req, struct inode *inode)
+{
+	if (fuse_req_ctx(req)->uid == 0)
+		return;
+	if (inode->mode & S_ISUID)
+		inode->mode &= ~(mode_t)S_ISUID;
+	if ((inode->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+		inode->mode &= ~(mode_t)S_ISGID;
+}
+
+/* Most buffers of a write passed on as they are; libfuse hands one. */
+#define WRITE_MAX_IOV 8
+
+/*
+ * The memory of bufv's buffers as iovecs for data_write, pointing into
+ * libfuse's request buffer, so that each byte is copied once, into the
+ * pool, as fuse_buf_copy did.  A buffer held in a file descriptor (a
+ * splice pipe: op_init turns splice off, so libfuse hands none) or more
+ * buffers than iov holds are read into *bounce first.  Returns the number
+ * of iovecs or -errno.
+ */
+static int write_iov(struct fuse_bufvec *bufv, struct iovec *iov, void **bounce)
+{
+	size_t len = fuse_buf_size(bufv);
+	struct fuse_bufvec dst = FUSE_BUFVEC_INIT(len);
+	bool is_mem = bufv->count - bufv->idx <= WRITE_MAX_IOV;
+	ssize_t got;
+	int nr = 0;
+
+	for (size_t i = bufv->idx; is_mem && i < bufv->count; i++)
+		is_mem = !(bufv->buf[i].flags & FUSE_BUF_IS_FD);
+	if (is_mem) {
+		for (size_t i = bufv->idx; i < bufv->count; i++) {
+			size_t skip = i == bufv->idx ? bufv->off : 0;
+
+			iov[nr].iov_base = (char *)bufv->buf[i].mem + skip;
+			iov[nr++].iov_len = bufv->buf[i].size - skip;
+		}
+		return nr;
+	}
+	*bounce = malloc(len ? len : 1);
+	if (!*bounce)
+		return -ENOMEM;
+	dst.buf[0].mem = *bounce;
+	got = fuse_buf_copy(&dst, bufv, 0);
+	if (got < 0)
+		return (int)got;
+	iov[0].iov_base = *bounce;
+	iov[0].iov_len = (size_t)got;
+	return 1;
+}
+
+void fs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
+		     struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = fs_inode_of(fs, ino);
+	struct iovec iov[WRITE_MAX_IOV];
+	void *bounce = NULL;
+	int nr_iov = write_iov(bufv, iov, &bounce);
+	ssize_t ret;
+
+	(void)fi;
+	if (nr_iov < 0) {
+		free(bounce);
+		fuse_reply_err(req, -nr_iov);
+		return;
+	}
+	pthread_rwlock_wrlock(&inode->lock);
+	if (inode->flags & FS_IMMUTABLE_FL) {
+		ret = -EPERM;
+	} else {
+		ret = data_write(&fs->data, inode, iov, (unsigned int)nr_iov, (uint64_t)off);
+		if (ret > 0) {
+			fs_now(&inode->mtime);
+			inode->ctime = inode->mtime;
+			kill_suid(req, inode);
+		}
+	}
+	pthread_rwlock_unlock(&inode->lock);
+	free(bounce);
+	if (ret < 0) {
+		if (ret == -ENOSPC)
+			atomic_fetch_add(&fs->counters.nr_enospc, 1);
+		fuse_reply_err(req, (int)-ret);
+		return;
+	}
+	atomic_fetch_add_explicit(&fs->counters.nr_writes, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&fs->counters.bytes_written, (uint64_t)ret, memory_order_relaxed);
+	fuse_reply_write(req, (size_t)ret);
+}
+
+void fs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+	(void)ino, (void)datasync, (void)fi;
+	fuse_reply_err(req, 0); /* memory is as durable as it gets */
+}
+
+static int fallocate_locked(struct tierfs *fs, struct inode *inode, int mode, uint64_t off,
+			    uint64_t len)
+{
+	uint64_t end = off + len;
+	int err;
+
+	if (inode->flags & FS_IMMUTABLE_FL)
+		return -EPERM;
+	if ((inode->flags & FS_APPEND_FL) && (mode & ~FALLOC_FL_KEEP_SIZE))
+		return -EPERM;
+	if (end < off || ((end - 1) >> PAGE_SHIFT) > PAGEMAP_MAX_INDEX)
+		return -EFBIG;
+	if (mode & FALLOC_FL_PUNCH_HOLE) {
+		err = data_punch(&fs->data, inode, off, len);
+		if (!err)
+			fs_now(&inode->mtime);
+	} else {
+		if (mode & FALLOC_FL_ZERO_RANGE) {
+			err = data_punch(&fs->data, inode, off, len);
+			if (err)
+				return err;
+			fs_now(&inode->mtime);
+		}
+		err = data_allocate(&fs->data, inode, off, len);
+		if (!err && !(mode & FALLOC_FL_KEEP_SIZE) && end > inode->size)
+			inode->size = end;
+	}
+	if (!err)
+		fs_now(&inode->ctime);
+	return err;
+}
+
+void fs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+		     struct fuse_file_info *fi)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = fs_inode_of(fs, ino);
+	int err;
+
+	(void)fi;
+	if (mode & ~(FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE | FALLOC_FL_ZERO_RANGE) ||
+	    ((mode & FALLOC_FL_PUNCH_HOLE) && (mode & FALLOC_FL_ZERO_RANGE))) {
+		fuse_reply_err(req, EOPNOTSUPP);
+		return;
+	}
+	if (off < 0 || len <= 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	pthread_rwlock_wrlock(&inode->lock);
+	err = fallocate_locked(fs, inode, mode, (uint64_t)off, (uint64_t)len);
+	pthread_rwlock_unlock(&inode->lock);
+	if (err == -ENOSPC)
+		atomic_fetch_add(&fs->counters.nr_enospc, 1);
+	fuse_reply_err(req, -err);
+}
+
+void fs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		 struct fuse_file_info *fi)
+{
+	struct inode *inode = fs_inode_of(fs_of(req), ino);
+	int64_t ret;
+
+	(void)fi;
+	if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if (off < 0) {
+		fuse_reply_err(req, ENXIO);
+		return;
+	}
+	pthread_rwlock_rdlock(&inode->lock);
+	ret = data_seek(inode, (uint64_t)off, whence);
+	pthread_rwlock_unlock(&inode->lock);
+	if (ret < 0)
+		fuse_reply_err(req, (int)-ret);
+	else
+		fuse_reply_lseek(req, (off_t)ret);
+}
+
+void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			   struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+			   struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *src = fs_inode_of(fs, ino_in), *dst = fs_inode_of(fs, ino_out);
+	ssize_t ret;
+
+	(void)fi_in, (void)fi_out;
+	if (flags) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	/* Two inode locks at once: in address order. */
+	if (src == dst) {
+		pthread_rwlock_wrlock(&dst->lock);
+	} else if (src < dst) {
+		pthread_rwlock_rdlock(&src->lock);
+		pthread_rwlock_wrlock(&dst->lock);
+	} else {
+		pthread_rwlock_wrlock(&dst->lock);
+		pthread_rwlock_rdlock(&src->lock);
+	}
+	if (dst->flags & FS_IMMUTABLE_FL) {
+		ret = -EPERM;
+	} else {
+		ret = data_copy(&fs->data, dst, (uint64_t)off_out, src, (uint64_t)off_in, len);
+		if (ret > 0) {
+			fs_now(&dst->mtime);
+			dst->ctime = dst->mtime;
+			kill_suid(req, dst);
+		}
+	}
+	if (src != dst)
+		pthread_rwlock_unlock(&src->lock);
+	pthread_rwlock_unlock(&dst->lock);
+	if (ret < 0)
+		fuse_reply_err(req, (int)-ret);
+	else
+		fuse_reply_write(req, (size_t)ret);
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the FUSE operations of tierfs share across their files: the
+ * conversions between requests and inodes, and the inode bookkeeping
+ * every kind of operation does.
+ */
+#ifndef TIERFS_FS_OPS_H
+#define TIERFS_FS_OPS_H
+
+#include <stdbool.h>
+#include <time.h>
+
+#include "tierfs/fs.h"
+
+/* tmpfs reports a directory's size as 20 bytes an entry, "." and ".." included. */
+#define BOGO_DIRENT_SIZE 20
+
+#define FLAGS_SUPPORTED (FS_IMMUTABLE_FL | FS_APPEND_FL | FS_NODUMP_FL | FS_NOATIME_FL)
+
+void fs_set_open_flags(struct tierfs *fs, struct fuse_file_info *fi);
+
+struct tierfs *fs_of(fuse_req_t req);
+
+struct inode *fs_inode_of(struct tierfs *fs, fuse_ino_t ino);
+
+fuse_ino_t fs_nodeid_of(struct tierfs *fs, struct inode *inode);
+
+void fs_now(struct timespec *ts);
+
+bool fs_is_pinned(const struct inode *inode);
+
+/* Caller holds inode->lock. */
+void fs_fill_stat(const struct inode *inode, struct stat *st);
+
+/* Fill an entry reply and take the lookup reference the kernel will hold. */
+void fs_make_entry(struct tierfs *fs, struct inode *inode, struct fuse_entry_param *e);
+
+void fs_get_open(struct inode *inode);
+
+void fs_put_open(struct tierfs *fs, struct inode *inode);
+
+/* Free an inode nobody can reach any more.  ns->lock held for writing. */
+void fs_drop_if_unused(struct tierfs *fs, struct inode *inode);
+
+void fs_touch(struct inode *inode, bool mtime, bool ctime);
+
+/* Change a link count or a directory size; ns->lock held for writing. */
+void fs_add_nlink(struct tierfs *fs, struct inode *inode, int delta);
+
+void fs_add_dir_size(struct inode *dir, int nr_entries);
+
+int fs_check_name(const char *name);
+
+void fs_op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev);
+
+void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
+
+void fs_op_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name);
+
+void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+		  struct fuse_file_info *fi);
+
+void fs_op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name);
+
+void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name);
+
+void fs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+		  const char *newname, unsigned int flags);
+
+void fs_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname);
+
+void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+
+void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+
+void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		   struct fuse_file_info *fi);
+
+void fs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi);
+
+void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+
+void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+
+void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		struct fuse_file_info *fi);
+
+void fs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
+		     struct fuse_file_info *fi);
+
+void fs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi);
+
+void fs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+		     struct fuse_file_info *fi);
+
+void fs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
+		 struct fuse_file_info *fi);
+
+void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			   struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+			   struct fuse_file_info *fi_out, size_t len, int flags);
+
+void fs_op_init(void *userdata, struct fuse_conn_info *conn);
+
+#endif
