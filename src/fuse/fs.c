@@ -127,12 +127,30 @@ void fs_touch(struct inode *inode, bool mtime, bool ctime)
 	pthread_rwlock_unlock(&inode->lock);
 }
 
-void fs_add_nlink(struct tierfs *fs, struct inode *inode, int delta)
+void fs_add_nlink(struct inode *inode, int delta)
 {
 	pthread_rwlock_wrlock(&inode->lock);
 	inode->nlink += delta;
+	pthread_rwlock_unlock(&inode->lock);
+}
+
+bool fs_pin_orphan(struct inode *inode)
+{
+	if (!S_ISREG(inode->mode) || inode->nlink)
+		return false;
+	atomic_fetch_add(&inode->nlookup, 1);
+	return true;
+}
+
+void fs_release_orphan(struct tierfs *fs, struct inode *inode)
+{
+	pthread_rwlock_wrlock(&inode->lock);
 	release_if_orphan(fs, inode);
 	pthread_rwlock_unlock(&inode->lock);
+	pthread_rwlock_wrlock(&fs->ns.lock);
+	atomic_fetch_sub(&inode->nlookup, 1);
+	fs_drop_if_unused(fs, inode);
+	pthread_rwlock_unlock(&fs->ns.lock);
 }
 
 void fs_add_dir_size(struct inode *dir, int nr_entries)

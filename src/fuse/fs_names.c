@@ -123,7 +123,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (err)
 		goto free_inode;
 	if (S_ISDIR(mode))
-		fs_add_nlink(fs, dir, 1);
+		fs_add_nlink(dir, 1);
 	fs_add_dir_size(dir, 1);
 	fs_touch(dir, true, true);
 	fs_make_entry(fs, inode, &e);
@@ -181,6 +181,7 @@ static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, bo
 	struct tierfs *fs = fs_of(req);
 	struct inode *dir = fs_inode_of(fs, parent), *victim;
 	struct dentry *d;
+	bool is_orphan = false;
 	int err = 0;
 
 	pthread_rwlock_wrlock(&fs->ns.lock);
@@ -202,17 +203,20 @@ static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, bo
 		goto unlock;
 	dir_remove(dir, d);
 	if (want_dir) {
-		fs_add_nlink(fs, victim, -(int)victim->nlink);
-		fs_add_nlink(fs, dir, -1);
+		fs_add_nlink(victim, -(int)victim->nlink);
+		fs_add_nlink(dir, -1);
 	} else {
-		fs_add_nlink(fs, victim, -1);
+		fs_add_nlink(victim, -1);
 	}
 	fs_add_dir_size(dir, -1);
 	fs_touch(victim, false, true);
 	fs_touch(dir, true, true);
+	is_orphan = fs_pin_orphan(victim);
 	fs_drop_if_unused(fs, victim);
 unlock:
 	pthread_rwlock_unlock(&fs->ns.lock);
+	if (is_orphan)
+		fs_release_orphan(fs, victim);
 	fuse_reply_err(req, -err);
 }
 
@@ -227,17 +231,17 @@ void fs_op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 }
 
 /* Move directory inode from one parent to another: fix ".." and link counts. */
-static void reparent(struct tierfs *fs, struct inode *inode, struct inode *from, struct inode *to)
+static void reparent(struct inode *inode, struct inode *from, struct inode *to)
 {
 	if (!S_ISDIR(inode->mode) || from == to)
 		return;
 	dir_set_parent(inode, to);
-	fs_add_nlink(fs, from, -1);
-	fs_add_nlink(fs, to, 1);
+	fs_add_nlink(from, -1);
+	fs_add_nlink(to, 1);
 }
 
-static int rename_exchange(struct tierfs *fs, struct inode *sdir, struct dentry *sd,
-			   struct inode *ddir, struct dentry *dd)
+static int rename_exchange(struct inode *sdir, struct dentry *sd, struct inode *ddir,
+			   struct dentry *dd)
 {
 	struct inode *a = sd->inode, *b = dd->inode;
 
@@ -245,8 +249,8 @@ static int rename_exchange(struct tierfs *fs, struct inode *sdir, struct dentry 
 		return -EPERM;
 	sd->inode = b;
 	dd->inode = a;
-	reparent(fs, a, sdir, ddir);
-	reparent(fs, b, ddir, sdir);
+	reparent(a, sdir, ddir);
+	reparent(b, ddir, sdir);
 	fs_touch(a, false, true);
 	fs_touch(b, false, true);
 	return 0;
@@ -259,6 +263,7 @@ void fs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 	struct inode *sdir = fs_inode_of(fs, parent), *ddir = fs_inode_of(fs, newparent);
 	struct inode *moved, *replaced = NULL, *whiteout = NULL;
 	struct dentry *sd, *dd;
+	bool is_orphan = false;
 	int err = fs_check_name(newname);
 
 	if (err)
@@ -281,7 +286,7 @@ void fs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 		goto unlock;
 	}
 	if (flags & RENAME_EXCHANGE) {
-		err = dd ? rename_exchange(fs, sdir, sd, ddir, dd) : -ENOENT;
+		err = dd ? rename_exchange(sdir, sd, ddir, dd) : -ENOENT;
 		goto touch_dirs;
 	}
 	if (dd && (flags & RENAME_NOREPLACE)) {
@@ -319,10 +324,10 @@ void fs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 		/* Reuse the target entry: nothing to allocate, nothing to undo. */
 		dd->inode = moved;
 		if (S_ISDIR(replaced->mode)) {
-			fs_add_nlink(fs, replaced, -(int)replaced->nlink);
-			fs_add_nlink(fs, ddir, -1);
+			fs_add_nlink(replaced, -(int)replaced->nlink);
+			fs_add_nlink(ddir, -1);
 		} else {
-			fs_add_nlink(fs, replaced, -1);
+			fs_add_nlink(replaced, -1);
 		}
 		fs_touch(replaced, false, true);
 	} else {
@@ -336,10 +341,12 @@ void fs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 		whiteout = NULL;
 	else
 		fs_add_dir_size(sdir, -1);
-	reparent(fs, moved, sdir, ddir);
+	reparent(moved, sdir, ddir);
 	fs_touch(moved, false, true);
-	if (replaced)
+	if (replaced) {
+		is_orphan = fs_pin_orphan(replaced);
 		fs_drop_if_unused(fs, replaced);
+	}
 free_whiteout:
 	if (whiteout) {
 		whiteout->nlink = 0;
@@ -353,6 +360,8 @@ touch_dirs:
 	}
 unlock:
 	pthread_rwlock_unlock(&fs->ns.lock);
+	if (is_orphan)
+		fs_release_orphan(fs, replaced);
 reply:
 	fuse_reply_err(req, -err);
 }
@@ -374,7 +383,7 @@ void fs_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char
 	else
 		err = dir_add(dir, newname, strlen(newname), inode);
 	if (!err) {
-		fs_add_nlink(fs, inode, 1);
+		fs_add_nlink(inode, 1);
 		fs_add_dir_size(dir, 1);
 		fs_touch(inode, false, true);
 		fs_touch(dir, true, true);

@@ -44,8 +44,24 @@ void fs_drop_if_unused(struct tierfs *fs, struct inode *inode);
 
 void fs_touch(struct inode *inode, bool mtime, bool ctime);
 
-/* Change a link count or a directory size; ns->lock held for writing. */
-void fs_add_nlink(struct tierfs *fs, struct inode *inode, int delta);
+/*
+ * Change a link count; ns->lock held for writing.  A file that loses its
+ * last name keeps its pages until fs_release_orphan.
+ */
+void fs_add_nlink(struct inode *inode, int delta);
+
+/*
+ * Whether inode is a file with no name left: then it is pinned, and
+ * fs_release_orphan frees its pages (unless it is open) once ns->lock is
+ * dropped, so freeing a big file holds no other name's lookup up.
+ * ns->lock held for writing.
+ */
+bool fs_pin_orphan(struct inode *inode);
+
+/* Free a pinned orphan's pages and unpin it; ns->lock not held. */
+void fs_release_orphan(struct tierfs *fs, struct inode *inode);
+
+/* Change a directory size; ns->lock held for writing. */
 
 void fs_add_dir_size(struct inode *dir, int nr_entries);
 
