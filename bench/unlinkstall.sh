@@ -48,6 +48,7 @@ NAME=unlinkstall
 . "$(dirname "$0")/common.sh"
 want_positive "$SIZE_MB" "$ROUNDS"
 [ -x "$PROG" ] || { usage >&2; exit 2; }
+PROG=$(abs_path "$PROG")
 require_mount_bench
 find_tierfs
 
