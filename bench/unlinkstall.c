@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Does freeing a big file hold other names up?  Writes SIZE MiB to DIR/big,
- * then unlinks it while a second thread looks up names that miss every
- * cache (each a FUSE round trip on tierfs), and prints how long the unlink
- * took and the slowest lookup during it, against the slowest before it.
+ * then unlinks it while a second thread looks up names in DIR/probe that
+ * miss every cache (each a FUSE round trip on tierfs), and prints how long
+ * the unlink took and the slowest lookup during it, against the slowest
+ * before it.  The lookups are in another directory: the kernel holds DIR
+ * itself locked for the whole unlink, on any filesystem.
  *
  * usage: unlinkstall DIR SIZE_MB [ROUNDS]
  */
@@ -100,20 +102,21 @@ out:
 int main(int argc, char **argv)
 {
 	long size_mb, rounds = argc > 3 ? atol(argv[3]) : 3;
-	int dir_fd, err;
+	int dir_fd, probe_fd, err;
 
 	if (argc < 3 || (size_mb = atol(argv[2])) <= 0 || rounds <= 0) {
 		fprintf(stderr, "usage: unlinkstall DIR SIZE_MB [ROUNDS]\n");
 		return 2;
 	}
 	dir_fd = open(argv[1], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd < 0) {
+	if (dir_fd < 0 || (mkdirat(dir_fd, "probe", 0755) && errno != EEXIST) ||
+	    (probe_fd = openat(dir_fd, "probe", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
 		fprintf(stderr, "unlinkstall: %s: %s\n", argv[1], strerror(errno));
 		return 1;
 	}
 	printf("round unlink_ms lookups_during max_during_us max_before_us\n");
 	for (long r = 0; r < rounds; r++) {
-		struct prober p = { .dir_fd = dir_fd };
+		struct prober p = { .dir_fd = probe_fd };
 		pthread_t t;
 		uint64_t t0, t1;
 
@@ -144,6 +147,8 @@ int main(int argc, char **argv)
 		       (unsigned long long)p.max_us[0]);
 		fflush(stdout);
 	}
+	close(probe_fd);
+	unlinkat(dir_fd, "probe", AT_REMOVEDIR);
 	close(dir_fd);
 	return 0;
 }

@@ -70,7 +70,9 @@ void budget_get_caps(struct data_space *ds, uint64_t *mem_bytes, uint64_t *limit
 /*
  * The limit the daemon's surroundings set: its memory cgroup's, or for a
  * RAM backend with none the memory the machine had available; 0 = none.
- * The tighter of it and memlimit= bounds the footprint.
+ * The tighter of it and memlimit= bounds the footprint.  Lifted to 0 with
+ * no mem= or memlimit=, the budget in force stays as mem=.  Returns whether
+ * the budget shrank below the pages in use: the caller kicks the reclaimer.
  */
 bool budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes);
 

@@ -42,7 +42,6 @@ uint64_t memcg_probe(struct memcg_watch *w)
 static void follow_limit(struct memcg_watch *w)
 {
 	struct data_space *ds = w->ds;
-	uint64_t mem_cap, limit_cap;
 	struct cgroup_limit cl;
 
 	if (cgroup_limit(&w->roots, w->v1, w->v2, &cl) || cl.limit_bytes == w->limit)
@@ -54,10 +53,6 @@ static void follow_limit(struct memcg_watch *w)
 	atomic_fetch_add(&w->nr_limit_changes, 1);
 	log_msg(LOG_INFO, "the cgroup's memory limit is now %llu MiB (%s)",
 		(unsigned long long)(cl.limit_bytes >> 20), cl.limit_bytes ? cl.source : "none");
-	/* Lifted with nothing else to bound it: the budget in force stays, as mem=. */
-	budget_get_caps(ds, &mem_cap, &limit_cap);
-	if (!cl.limit_bytes && !w->fallback_limit && !mem_cap && !limit_cap)
-		budget_set(ds, atomic_load(&ds->mem_pages) << PAGE_SHIFT, 0);
 	if (budget_set_env_limit(ds, cl.limit_bytes ? cl.limit_bytes : w->fallback_limit))
 		reclaim_kick(ds);
 }

@@ -273,6 +273,13 @@ bool budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)
 	bool has_shrunk;
 
 	pthread_mutex_lock(&ds->budget_lock);
+	/*
+	 * Lifted with nothing else to bound the budget: the one in force
+	 * stays, as mem=.  Under the same hold as the caps it reads, so a
+	 * set racing the change is not undone.
+	 */
+	if (!limit_bytes && ds->env_limit_bytes && !ds->mem_cap_pages && !ds->limit_bytes)
+		ds->mem_cap_pages = atomic_load(&ds->mem_pages);
 	ds->env_limit_bytes = limit_bytes;
 	has_shrunk = update_locked(ds);
 	pthread_mutex_unlock(&ds->budget_lock);

@@ -119,6 +119,7 @@ static void test_fallocate_reserves(void)
 static void test_limits(void)
 {
 	struct data_space ds;
+	uint64_t mem, mem_cap, limit_cap;
 
 	check_set_context("limits");
 	if (!space_new(&ds, space_ramdisk(NR_SLOTS), MEM_PAGES))
@@ -132,7 +133,13 @@ static void test_limits(void)
 	CHECK_EQ(256ULL << 20, budget_limit(&ds));
 	/* mem= and memlimit= both none is fine while the cgroup bounds. */
 	CHECK_EQ(0, budget_set(&ds, 0, 0));
+	mem = atomic_load(&ds.mem_pages);
+	/* The cgroup's limit lifted: the budget in force stays, as mem=. */
 	budget_set_env_limit(&ds, 0);
+	CHECK_EQ(mem, atomic_load(&ds.mem_pages));
+	budget_get_caps(&ds, &mem_cap, &limit_cap);
+	CHECK_EQ(mem * P, mem_cap);
+	CHECK_EQ(0, limit_cap);
 	CHECK_EQ(-EINVAL, budget_set(&ds, 0, 0));
 	CHECK_EQ(0, budget_set(&ds, MEM_PAGES * P, 0));
 	space_destroy(&ds);
