@@ -11,6 +11,8 @@
 
 extern const struct tier_backend_ops REGISTRY_BACKEND_SYMBOLS;
 
+/* The generated entries end in a comma: formatting would join the lines. */
+/* clang-format off */
 const struct tier_backend_ops *const backend_table[] = {
 	REGISTRY_BACKENDS
 	NULL,
@@ -22,6 +24,7 @@ const char *const backend_left_out[][2] = {
 	REGISTRY_BACKENDS_LEFT_OUT
 	{ NULL, NULL },
 };
+/* clang-format on */
 
 const struct tier_backend_ops *backend_find(const char *name)
 {

@@ -14,6 +14,8 @@
 
 extern const struct codec REGISTRY_CODEC_SYMBOLS;
 
+/* The generated entries end in a comma: formatting would join the lines. */
+/* clang-format off */
 const struct codec *const codec_table[] = {
 	REGISTRY_CODECS
 	NULL,
@@ -25,6 +27,7 @@ const char *const codec_left_out[][2] = {
 	REGISTRY_CODECS_LEFT_OUT
 	{ NULL, NULL },
 };
+/* clang-format on */
 
 int codec_parse(const char *spec, const struct codec **codec, int *level)
 {

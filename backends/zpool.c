@@ -747,9 +747,9 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 	st->nr_shards = pool->nr_shards;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->capacity_bytes = pool->capacity_pages * PAGE_SIZE;
-	st->raw_page_bytes = pool->geom[ZPOOL_RAW_CLASS].zspage_bytes /
-				     pool->geom[ZPOOL_RAW_CLASS].nr_objs +
-			     sizeof(struct zpool_entry);
+	st->raw_page_bytes =
+		pool->geom[ZPOOL_RAW_CLASS].zspage_bytes / pool->geom[ZPOOL_RAW_CLASS].nr_objs +
+		sizeof(struct zpool_entry);
 	st->nr_store_errors = atomic_load(&pool->nr_store_errors);
 	st->nr_load_errors = atomic_load(&pool->nr_load_errors);
 	st->nr_reject_full = atomic_load(&pool->nr_reject_full);

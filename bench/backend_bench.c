@@ -37,24 +37,24 @@ static const char *const seal_names[] = { "-", "off", "on", "xchacha" };
 struct run {
 	const struct tier_backend_ops *ops;
 	const struct codec *codec;
-	unsigned int nr_shards;		/* zpool only; 0 = default */
-	enum seal_mode seal;		/* file only */
+	unsigned int nr_shards; /* zpool only; 0 = default */
+	enum seal_mode seal;	/* file only */
 	enum data_kind kind;
 	unsigned int nr_threads;
-	unsigned int nr_batches;	/* per thread */
+	unsigned int nr_batches; /* per thread */
 	const char *dir;
 };
 
 /* What one run measured, kept for the --results records. */
 struct run_result {
-	const char *backend, *codec;	/* codec "-" when none */
-	unsigned int nr_shards;		/* asked for: 0 = default */
-	unsigned int nr_shards_used;	/* zpool: what the default gave */
+	const char *backend, *codec; /* codec "-" when none */
+	unsigned int nr_shards;	     /* asked for: 0 = default */
+	unsigned int nr_shards_used; /* zpool: what the default gave */
 	enum seal_mode seal;
 	enum data_kind kind;
 	unsigned int nr_threads;
 	double store_mbps, load_mbps;
-	double store_us[3], load_us[3];	/* p50, p99, p99.9 */
+	double store_us[3], load_us[3]; /* p50, p99, p99.9 */
 	unsigned long long nr_contended;
 };
 
@@ -63,7 +63,7 @@ static unsigned int nr_results;
 
 struct thread_result {
 	double store_s, load_s;
-	double *store_lat, *load_lat;	/* per batch, seconds */
+	double *store_lat, *load_lat; /* per batch, seconds */
 	int err;
 };
 
@@ -261,13 +261,12 @@ static int run_one(const struct run *r)
 		}
 	}
 	printf("%-8s %-5s %6s %-7s %-6s %7u | %8.0f %8.0f | %7.1f %7.1f %7.1f | %7.1f %7.1f %7.1f | %8u\n",
-	       r->ops->name, r->codec ? r->codec->name : "-",
-	       shards, seal_names[r->seal], data_names[r->kind], r->nr_threads,
-	       (double)pages * PAGE_SIZE / 1e6 / store_s, (double)pages * PAGE_SIZE / 1e6 / load_s,
-	       percentile(slat, nr_lat, 0.5) * 1e6, percentile(slat, nr_lat, 0.99) * 1e6,
-	       percentile(slat, nr_lat, 0.999) * 1e6, percentile(llat, nr_lat, 0.5) * 1e6,
-	       percentile(llat, nr_lat, 0.99) * 1e6, percentile(llat, nr_lat, 0.999) * 1e6,
-	       (unsigned int)st.nr_lock_contended);
+	       r->ops->name, r->codec ? r->codec->name : "-", shards, seal_names[r->seal],
+	       data_names[r->kind], r->nr_threads, (double)pages * PAGE_SIZE / 1e6 / store_s,
+	       (double)pages * PAGE_SIZE / 1e6 / load_s, percentile(slat, nr_lat, 0.5) * 1e6,
+	       percentile(slat, nr_lat, 0.99) * 1e6, percentile(slat, nr_lat, 0.999) * 1e6,
+	       percentile(llat, nr_lat, 0.5) * 1e6, percentile(llat, nr_lat, 0.99) * 1e6,
+	       percentile(llat, nr_lat, 0.999) * 1e6, (unsigned int)st.nr_lock_contended);
 	fflush(stdout);
 	free(slat);
 	free(llat);
@@ -275,8 +274,8 @@ static int run_one(const struct run *r)
 }
 
 static const struct run_result *find_result(const char *backend, const char *codec,
-					     unsigned int nr_shards, enum seal_mode seal,
-					     enum data_kind kind, unsigned int nr_threads)
+					    unsigned int nr_shards, enum seal_mode seal,
+					    enum data_kind kind, unsigned int nr_threads)
 {
 	for (unsigned int i = 0; i < nr_results; i++) {
 		const struct run_result *r = &results[i];
@@ -291,7 +290,8 @@ static const struct run_result *find_result(const char *backend, const char *cod
 
 /* One "result" record; a missing anchor (the run failed) stays empty. */
 static void put_result(FILE *f, const char *metric, const char *unit, double value,
-		       const char *anchor_name, const struct run_result *anchor, double anchor_value)
+		       const char *anchor_name, const struct run_result *anchor,
+		       double anchor_value)
 {
 	fprintf(f, "result\t%s\t%s\t%.0f\t%s\t", metric, unit, value, anchor_name);
 	if (anchor)
@@ -320,31 +320,36 @@ static int write_results(const char *path, unsigned int nr_batches, const char *
 
 		if (!strcmp(r->backend, "ramdisk") || (is_zpool && r->nr_shards == 1))
 			continue;
-		lock = is_zpool ? find_result("zpool", r->codec, 1, SEAL_NONE, r->kind, r->nr_threads)
-				: NULL;
+		lock = is_zpool ? find_result("zpool", r->codec, 1, SEAL_NONE, r->kind,
+					      r->nr_threads) :
+				  NULL;
 		ram = find_result("ramdisk", "-", 0, SEAL_NONE, r->kind, r->nr_threads);
 		plain = find_result(r->backend, "-", 0, SEAL_OFF, r->kind, r->nr_threads);
 		for (int load = 0; load < 2; load++) {
 			if (is_zpool)
-				snprintf(metric, sizeof(metric), "zpool %s %s, %u thread%s, %u shard%s, %s",
-					 r->codec, data_names[r->kind], r->nr_threads,
+				snprintf(metric, sizeof(metric),
+					 "zpool %s %s, %u thread%s, %u shard%s, %s", r->codec,
+					 data_names[r->kind], r->nr_threads,
 					 r->nr_threads > 1 ? "s" : "", r->nr_shards_used,
-					 r->nr_shards_used == 1 ? "" : "s", load ? "load" : "store");
-			else
-				snprintf(metric, sizeof(metric), "%s %s, encrypt %s, %u thread%s, %s",
-					 r->backend, data_names[r->kind], seal_names[r->seal],
-					 r->nr_threads, r->nr_threads > 1 ? "s" : "",
+					 r->nr_shards_used == 1 ? "" : "s",
 					 load ? "load" : "store");
+			else
+				snprintf(metric, sizeof(metric),
+					 "%s %s, encrypt %s, %u thread%s, %s", r->backend,
+					 data_names[r->kind], seal_names[r->seal], r->nr_threads,
+					 r->nr_threads > 1 ? "s" : "", load ? "load" : "store");
 			if (r->seal == SEAL_ON || r->seal == SEAL_XCHACHA)
 				put_result(f, metric, "MB/s", load ? r->load_mbps : r->store_mbps,
 					   "file, plaintext", plain,
-					   plain ? (load ? plain->load_mbps : plain->store_mbps) : 0);
+					   plain ? (load ? plain->load_mbps : plain->store_mbps) :
+						   0);
 			if (is_zpool)
 				put_result(f, metric, "MB/s", load ? r->load_mbps : r->store_mbps,
 					   "zpool, one lock", lock,
 					   lock ? (load ? lock->load_mbps : lock->store_mbps) : 0);
-			put_result(f, metric, "MB/s", load ? r->load_mbps : r->store_mbps, "ramdisk",
-				   ram, ram ? (load ? ram->load_mbps : ram->store_mbps) : 0);
+			put_result(f, metric, "MB/s", load ? r->load_mbps : r->store_mbps,
+				   "ramdisk", ram,
+				   ram ? (load ? ram->load_mbps : ram->store_mbps) : 0);
 		}
 		if (is_zpool && r->nr_threads > 1) {
 			snprintf(metric, sizeof(metric),
@@ -355,10 +360,14 @@ static int write_results(const char *path, unsigned int nr_batches, const char *
 				   lock, lock ? (double)lock->nr_contended : 0);
 		}
 	}
-	fprintf(f, "plot\tstore_latency\tlogbars\tStore latency per batch of %d pages, text data"
-		   "\tbackend, threads (T)\tmicroseconds\n", BATCH);
-	fprintf(f, "plot\tload_latency\tlogbars\tLoad latency per batch of %d pages, text data"
-		   "\tbackend, threads (T)\tmicroseconds\n", BATCH);
+	fprintf(f,
+		"plot\tstore_latency\tlogbars\tStore latency per batch of %d pages, text data"
+		"\tbackend, threads (T)\tmicroseconds\n",
+		BATCH);
+	fprintf(f,
+		"plot\tload_latency\tlogbars\tLoad latency per batch of %d pages, text data"
+		"\tbackend, threads (T)\tmicroseconds\n",
+		BATCH);
 	for (unsigned int i = 0; i < nr_results; i++) {
 		const struct run_result *r = &results[i];
 
@@ -380,10 +389,14 @@ static int write_results(const char *path, unsigned int nr_batches, const char *
 		BATCH, nr_batches * BATCH / 256);
 	fprintf(f, "param\tdata\tsparse: ~4 %% random bytes; text: a 30-letter alphabet (about 2:1"
 		   " with lz4); random: incompressible; fixed seeds\n");
-	fprintf(f, "param\tfile backend\tswap file in %s; encrypt on: AES-256-GCM where the CPU"
-		   " has AES-NI, else XChaCha20-Poly1305; xchacha: forced\n", dir);
-	fprintf(f, "note\tMB/s: pages stored (or loaded) over the wall time of the slowest thread;"
-		   " a latency is one batch of %d pages.\n", BATCH);
+	fprintf(f,
+		"param\tfile backend\tswap file in %s; encrypt on: AES-256-GCM where the CPU"
+		" has AES-NI, else XChaCha20-Poly1305; xchacha: forced\n",
+		dir);
+	fprintf(f,
+		"note\tMB/s: pages stored (or loaded) over the wall time of the slowest thread;"
+		" a latency is one batch of %d pages.\n",
+		BATCH);
 	if (fclose(f)) {
 		fprintf(stderr, "backend_bench: %s: %s\n", path, strerror(errno));
 		return -EIO;
@@ -413,13 +426,14 @@ static void print_seal_ratios(void)
 
 static int usage(FILE *out, int status)
 {
-	fprintf(out, "usage: backend_bench [--quick] [--batches N] [--dir DIR] [--backend NAME]"
-		     " [--results FILE]\n\n"
-		     "  --quick         16 batches per thread (smoke test)\n"
-		     "  --batches N     batches of %d pages per thread (default 2048: 256 MiB)\n"
-		     "  --dir DIR       where the file backend's swap file goes (/var/tmp)\n"
-		     "  --backend NAME  only this backend (all)\n"
-		     "  --results FILE  append TSV records for bench/run (see bench/run)\n",
+	fprintf(out,
+		"usage: backend_bench [--quick] [--batches N] [--dir DIR] [--backend NAME]"
+		" [--results FILE]\n\n"
+		"  --quick         16 batches per thread (smoke test)\n"
+		"  --batches N     batches of %d pages per thread (default 2048: 256 MiB)\n"
+		"  --dir DIR       where the file backend's swap file goes (/var/tmp)\n"
+		"  --backend NAME  only this backend (all)\n"
+		"  --results FILE  append TSV records for bench/run (see bench/run)\n",
 		BATCH);
 	return status;
 }
@@ -462,8 +476,7 @@ int main(int argc, char **argv)
 	printf("%-8s %-5s %6s %-7s %-6s %7s | %8s %8s | %7s %7s %7s | %7s %7s %7s | %8s\n",
 	       "backend", "codec", "shards", "encrypt", "data", "threads", "store", "load",
 	       "st p50", "st p99", "st p999", "ld p50", "ld p99", "ld p999", "contended");
-	printf("%-8s %-5s %6s %-7s %-6s %7s | %8s %8s |\n", "", "", "", "", "", "", "MB/s",
-	       "MB/s");
+	printf("%-8s %-5s %6s %-7s %-6s %7s | %8s %8s |\n", "", "", "", "", "", "", "MB/s", "MB/s");
 	for (const struct tier_backend_ops *const *b = backend_table; *b; b++) {
 		bool is_zpool = !strcmp((*b)->name, "zpool");
 		bool is_file = !strcmp((*b)->name, "file");
@@ -495,7 +508,8 @@ int main(int argc, char **argv)
 						 * of two runs close in time.
 						 */
 						for (r.seal = SEAL_ON;
-						     is_file && kind == DATA_TEXT && r.seal <= SEAL_XCHACHA;
+						     is_file && kind == DATA_TEXT &&
+						     r.seal <= SEAL_XCHACHA;
 						     r.seal++)
 							failed |= run_one(&r) != 0;
 					}

@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define NULLFS_TIMEOUT 86400.0		/* tierfs's entry and attribute timeout */
-#define NULLFS_MAX_IO (1u << 20)	/* max_write and max_readahead, as tierfs */
+#define NULLFS_TIMEOUT 86400.0	 /* tierfs's entry and attribute timeout */
+#define NULLFS_MAX_IO (1u << 20) /* max_write and max_readahead, as tierfs */
 #define NULLFS_CHUNK_INODES 4096
-#define NULLFS_NR_CHUNKS 1024		/* 4 Mi inode numbers, never reused */
+#define NULLFS_NR_CHUNKS 1024 /* 4 Mi inode numbers, never reused */
 #define NULLFS_NR_BUCKETS (1u << 16)
 #define NULLFS_NAME_MAX 255
 
@@ -36,13 +36,13 @@ struct nullfs_inode {
 	mode_t mode;
 	uid_t uid;
 	gid_t gid;
-	unsigned int nlink;		/* under nullfs_lock */
-	unsigned int nr_children;	/* directories; under nullfs_lock */
+	unsigned int nlink;	  /* under nullfs_lock */
+	unsigned int nr_children; /* directories; under nullfs_lock */
 	_Atomic uint64_t size;
 };
 
 struct nullfs_dentry {
-	struct nullfs_dentry *next;	/* hash chain */
+	struct nullfs_dentry *next; /* hash chain */
 	fuse_ino_t parent;
 	fuse_ino_t ino;
 	char name[];
@@ -363,8 +363,8 @@ static void nullfs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 }
 
 /* The data is dropped; only the file grows. */
-static void nullfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv,
-			     off_t off, struct fuse_file_info *fi)
+static void nullfs_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
+			     struct fuse_file_info *fi)
 {
 	struct nullfs_inode *inode = nullfs_inode(ino);
 	size_t len = fuse_buf_size(bufv);
@@ -580,9 +580,10 @@ int main(int argc, char **argv)
 	pthread_mutex_unlock(&nullfs_lock);
 	nullfs_inode(FUSE_ROOT_ID)->mode = S_IFDIR | 01777;
 	if (fuse_opt_add_arg(&args, argv[0]) || fuse_opt_add_arg(&args, "-o") ||
-	    fuse_opt_add_arg(&args, getuid() == 0 ?
-				    "default_permissions,fsname=nullfs,subtype=nullfs,allow_other" :
-				    "default_permissions,fsname=nullfs,subtype=nullfs") ||
+	    fuse_opt_add_arg(
+		    &args, getuid() == 0 ?
+				   "default_permissions,fsname=nullfs,subtype=nullfs,allow_other" :
+				   "default_permissions,fsname=nullfs,subtype=nullfs") ||
 	    (debug && fuse_opt_add_arg(&args, "-d"))) {
 		fprintf(stderr, "nullfs: out of memory\n");
 		goto free_args;

@@ -25,8 +25,8 @@ enum {
 	EXIT_INTERRUPTED = 130, /* drain stopped by SIGINT or SIGTERM */
 };
 
-#define EXIT_STATUS_HELP                                                            \
-	"exit status: 0 ok, 1 the daemon refused or the request failed, 2 usage,\n" \
+#define EXIT_STATUS_HELP                                                                 \
+	"exit status: 0 ok, 1 the daemon refused or the request failed, 2 usage,\n"      \
 	"             3 not a tierfs mount, 4 daemon not answering (stopped, dead, or\n" \
 	"             slower than --timeout), 130 drain interrupted\n"
 
@@ -38,7 +38,7 @@ struct command {
 };
 
 static char reply[CTL_REPLY_MAX];
-static int timeout_ms = CTL_TIMEOUT_MS; /* --timeout, for each exchange */
+static int timeout_ms = CTL_TIMEOUT_MS;	 /* --timeout, for each exchange */
 static volatile sig_atomic_t nr_signals; /* SIGINT and SIGTERM seen by drain */
 
 static void on_signal(int sig)

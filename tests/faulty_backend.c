@@ -12,14 +12,14 @@
 
 /* One op's counters, fault and gate; under the wrapper's lock. */
 struct faulty_op_state {
-	unsigned int nr_calls;		/* entered since faulty_new() */
-	unsigned int nr_faulted;	/* struck by the fault */
-	unsigned int nr_last;		/* pages of the last call entered */
-	unsigned int armed_at;		/* nr_calls when the fault was armed */
-	unsigned int nth;		/* the call after armed_at to strike; 0: no fault */
-	int err;			/* -errno it fails with; 0: a short store */
-	unsigned int nr_max;		/* short store: pages kept */
-	bool is_persistent;		/* strike every call from the nth on */
+	unsigned int nr_calls;	 /* entered since faulty_new() */
+	unsigned int nr_faulted; /* struck by the fault */
+	unsigned int nr_last;	 /* pages of the last call entered */
+	unsigned int armed_at;	 /* nr_calls when the fault was armed */
+	unsigned int nth;	 /* the call after armed_at to strike; 0: no fault */
+	int err;		 /* -errno it fails with; 0: a short store */
+	unsigned int nr_max;	 /* short store: pages kept */
+	bool is_persistent;	 /* strike every call from the nth on */
 	bool is_gate_closed;
 };
 

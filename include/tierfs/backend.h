@@ -22,40 +22,40 @@ struct codec;
 struct tier_backend;
 
 struct backend_config {
-	uint64_t capacity_bytes;	/* of stored (uncompressed) page data */
-	const struct codec *codec;	/* zpool: the compressor */
+	uint64_t capacity_bytes;   /* of stored (uncompressed) page data */
+	const struct codec *codec; /* zpool: the compressor */
 	int codec_level;
-	const char *path;		/* file: the swap file to create */
-	bool is_plaintext;		/* file: write pages as they are, unsealed */
-	bool is_xchacha;		/* file: XChaCha20-Poly1305 even with AES in hardware */
-	unsigned int nr_shards;		/* zpool: 0 = one per 64 MiB of slot space */
+	const char *path;	/* file: the swap file to create */
+	bool is_plaintext;	/* file: write pages as they are, unsealed */
+	bool is_xchacha;	/* file: XChaCha20-Poly1305 even with AES in hardware */
+	unsigned int nr_shards; /* zpool: 0 = one per 64 MiB of slot space */
 };
 
 /* Counters every backend keeps; monotonic except the first four. */
 struct backend_stats {
-	uint64_t stored_pages;		/* pages held now */
-	uint64_t stored_bytes;		/* their uncompressed size */
-	uint64_t pool_bytes;		/* memory or disk the backend uses for them */
+	uint64_t stored_pages; /* pages held now */
+	uint64_t stored_bytes; /* their uncompressed size */
+	uint64_t pool_bytes;   /* memory or disk the backend uses for them */
 	uint64_t capacity_bytes;
-	uint64_t raw_page_bytes;	/* RAM backends: memory a page stored raw takes */
-	uint64_t nr_stores, nr_loads, nr_frees;	/* pages */
+	uint64_t raw_page_bytes;		/* RAM backends: memory a page stored raw takes */
+	uint64_t nr_stores, nr_loads, nr_frees; /* pages */
 	uint64_t nr_store_errors, nr_load_errors;
-	uint64_t nr_reject_full;	/* stores refused: no room */
-	uint64_t nr_reject_alloc;	/* stores refused: backend memory */
-	uint64_t nr_reject_raw;		/* zpool: stored raw, compressed too poorly */
-	uint64_t nr_lock_contended;	/* zpool: shard lock found taken */
-	uint64_t nr_shards;		/* zpool: lock domains; 0: contention not counted */
-	uint64_t max_shard_contended;	/* zpool: nr_lock_contended of the busiest shard */
-	uint64_t nr_decrypt_errors;	/* file: loads whose seal failed, in nr_load_errors too */
-	uint64_t meta_bytes;		/* file: daemon memory for slots: bitmap, seals, key, rings */
-	uint64_t nr_fallback_buffered;	/* file: no O_DIRECT, I/O via the page cache */
-	uint64_t nr_fallback_sparse;	/* file: no fallocate, a store may find no space */
+	uint64_t nr_reject_full;      /* stores refused: no room */
+	uint64_t nr_reject_alloc;     /* stores refused: backend memory */
+	uint64_t nr_reject_raw;	      /* zpool: stored raw, compressed too poorly */
+	uint64_t nr_lock_contended;   /* zpool: shard lock found taken */
+	uint64_t nr_shards;	      /* zpool: lock domains; 0: contention not counted */
+	uint64_t max_shard_contended; /* zpool: nr_lock_contended of the busiest shard */
+	uint64_t nr_decrypt_errors;   /* file: loads whose seal failed, in nr_load_errors too */
+	uint64_t meta_bytes;	      /* file: daemon memory for slots: bitmap, seals, key, rings */
+	uint64_t nr_fallback_buffered; /* file: no O_DIRECT, I/O via the page cache */
+	uint64_t nr_fallback_sparse;   /* file: no fallocate, a store may find no space */
 };
 
 struct tier_backend_ops {
-	const char *name;		/* "zpool", "ramdisk", "file" */
-	bool is_sync;			/* loads complete in memory, no I/O wait */
-	bool is_compressed;		/* pool_bytes is compressed data; nr_reject_raw counts */
+	const char *name;   /* "zpool", "ramdisk", "file" */
+	bool is_sync;	    /* loads complete in memory, no I/O wait */
+	bool is_compressed; /* pool_bytes is compressed data; nr_reject_raw counts */
 
 	int (*create)(const struct backend_config *cfg, struct tier_backend **out);
 	void (*destroy)(struct tier_backend *b);

@@ -17,10 +17,10 @@ struct data_space;
 
 /* What the file data costs in memory, in bytes. */
 struct budget_footprint {
-	uint64_t resident;		/* pool pages holding data */
-	uint64_t stock;			/* populated free pool pages */
-	uint64_t backend;		/* a RAM backend's pool; 0 for the file backend */
-	uint64_t descriptors;		/* one struct lru_page per populated pool page */
+	uint64_t resident;    /* pool pages holding data */
+	uint64_t stock;	      /* populated free pool pages */
+	uint64_t backend;     /* a RAM backend's pool; 0 for the file backend */
+	uint64_t descriptors; /* one struct lru_page per populated pool page */
 	uint64_t total;
 };
 

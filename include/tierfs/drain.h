@@ -21,8 +21,8 @@ enum drain_state { DRAIN_IDLE, DRAIN_RUNNING, DRAIN_DONE, DRAIN_STOPPED, DRAIN_F
 
 /* lock protects everything but the atomics and what drain_init set. */
 struct drain {
-	struct ns *ns;		      /* whose files it walks */
-	struct data_space *ds;	      /* whose backend it empties */
+	struct ns *ns;	       /* whose files it walks */
+	struct data_space *ds; /* whose backend it empties */
 	pthread_mutex_t lock;
 	pthread_t thread;
 	bool has_thread; /* to join */

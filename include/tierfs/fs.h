@@ -21,7 +21,7 @@
 struct fs_counters {
 	atomic_uint_fast64_t nr_reads, nr_writes;
 	atomic_uint_fast64_t bytes_read, bytes_written;
-	atomic_uint_fast64_t nr_enospc;		/* requests refused for size= or nr_inodes= */
+	atomic_uint_fast64_t nr_enospc; /* requests refused for size= or nr_inodes= */
 };
 
 struct tierfs {
@@ -29,12 +29,12 @@ struct tierfs {
 	struct ns ns;
 	struct data_space data;
 	struct fs_counters counters;
-	double timeout;			/* attr and entry cache, seconds */
+	double timeout; /* attr and entry cache, seconds */
 	struct drain drain;
 	struct memcg_watch memcg;
 	struct tenants tenants;
-	bool is_cgroup_budget;		/* no mem= or memlimit=: the cgroup's limit alone */
-	uint64_t fallback_limit;	/* a RAM pool's bound with no cgroup limit */
+	bool is_cgroup_budget;	 /* no mem= or memlimit=: the cgroup's limit alone */
+	uint64_t fallback_limit; /* a RAM pool's bound with no cgroup limit */
 };
 
 /*

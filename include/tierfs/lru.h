@@ -34,16 +34,16 @@ enum lru_list { LRU_INACTIVE, LRU_ACTIVE, NR_LRU_LISTS };
 struct lru_lists;
 
 struct lru_page {
-	struct inode *inode;		/* owner, while resident; NULL: free or orphaned */
-	struct lru_lists *lists;	/* the lists it is on, or was isolated from */
-	uint64_t index;			/* page index in the owner */
-	uint64_t swap_slot;		/* slot + 1 of a clean backend copy, 0 if none */
-	uint32_t prev, next;		/* pfn links, LRU_NIL at the ends */
-	uint8_t list;			/* enum lru_list + 1; 0 when on none */
-	bool is_writeback;		/* being stored by reclaim */
-	bool is_redirtied;		/* written while under writeback */
-	atomic_uchar uses;		/* enum lru_uses, since listed or scanned */
-	atomic_bool is_readahead;	/* loaded by readahead, not used yet */
+	struct inode *inode;	  /* owner, while resident; NULL: free or orphaned */
+	struct lru_lists *lists;  /* the lists it is on, or was isolated from */
+	uint64_t index;		  /* page index in the owner */
+	uint64_t swap_slot;	  /* slot + 1 of a clean backend copy, 0 if none */
+	uint32_t prev, next;	  /* pfn links, LRU_NIL at the ends */
+	uint8_t list;		  /* enum lru_list + 1; 0 when on none */
+	bool is_writeback;	  /* being stored by reclaim */
+	bool is_redirtied;	  /* written while under writeback */
+	atomic_uchar uses;	  /* enum lru_uses, since listed or scanned */
+	atomic_bool is_readahead; /* loaded by readahead, not used yet */
 };
 
 /*
@@ -71,9 +71,9 @@ struct lru_lists {
 	 * they outgrow the lists), and lru->scan_clock at the last one.
 	 */
 	uint64_t nr_scanned, nr_rotated, scanned_at;
-	atomic_uint_fast64_t nr_resident;	/* pages held, listed or being stored */
-	atomic_uint_fast64_t nr_swapped;	/* pages of its files in the backend */
-	atomic_uint_fast64_t limit_pages;	/* resident share; 0 = none */
+	atomic_uint_fast64_t nr_resident; /* pages held, listed or being stored */
+	atomic_uint_fast64_t nr_swapped;  /* pages of its files in the backend */
+	atomic_uint_fast64_t limit_pages; /* resident share; 0 = none */
 };
 
 /* Most lists (tenants, the root included) one LRU holds. */
@@ -81,12 +81,12 @@ struct lru_lists {
 
 struct lru {
 	pthread_mutex_t lock;
-	struct lru_page *pages;		/* one per pool page */
+	struct lru_page *pages; /* one per pool page */
 	uint64_t nr_pages;
 	struct lru_lists root;
-	struct lru_lists *all[LRU_MAX_LISTS];	/* root first; lock */
+	struct lru_lists *all[LRU_MAX_LISTS]; /* root first; lock */
 	unsigned int nr_all;
-	uint64_t scan_clock;			/* pages scans evicted or promoted; lock */
+	uint64_t scan_clock; /* pages scans evicted or promoted; lock */
 };
 
 /* Descriptors for nr_pages pool pages (address space only, touched on use). */

@@ -36,33 +36,33 @@ struct lru_lists;
  */
 struct inode {
 	pthread_rwlock_t lock;
-	uint64_t ino;			/* st_ino; never reused */
-	atomic_uint_fast64_t nlookup;	/* references the kernel holds */
+	uint64_t ino;		      /* st_ino; never reused */
+	atomic_uint_fast64_t nlookup; /* references the kernel holds */
 	uint32_t nlink;
-	uint32_t nr_open;		/* open files (kernel file structs) */
+	uint32_t nr_open; /* open files (kernel file structs) */
 	mode_t mode;
 	uid_t uid;
 	gid_t gid;
 	dev_t rdev;
-	uint32_t flags;			/* FS_*_FL: immutable, append, nodump, noatime */
-	uint64_t size;			/* st_size */
-	struct lru_lists *lists;	/* the tenant charged for its pages; NULL: none */
-	uint64_t ra_prev_first;		/* first page of the last swap-in fault, */
-	uint64_t ra_prev_end;		/* and the page after its last */
+	uint32_t flags;		 /* FS_*_FL: immutable, append, nodump, noatime */
+	uint64_t size;		 /* st_size */
+	struct lru_lists *lists; /* the tenant charged for its pages; NULL: none */
+	uint64_t ra_prev_first;	 /* first page of the last swap-in fault, */
+	uint64_t ra_prev_end;	 /* and the page after its last */
 	struct timespec atime, mtime, ctime;
 	union {
-		struct pagemap pages;	/* S_IFREG */
-		struct dir *dir;	/* S_IFDIR */
-		char *target;		/* S_IFLNK */
+		struct pagemap pages; /* S_IFREG */
+		struct dir *dir;      /* S_IFDIR */
+		char *target;	      /* S_IFLNK */
 	};
 	struct xattr_list xattrs;
-	struct inode *all_prev, *all_next;	/* ns->all; ns->lock */
+	struct inode *all_prev, *all_next; /* ns->all; ns->lock */
 };
 
 struct dentry {
-	struct dentry *hash_next;	/* chain in dir->buckets */
+	struct dentry *hash_next; /* chain in dir->buckets */
 	struct inode *inode;
-	uint64_t cookie;		/* readdir offset: unique, increasing */
+	uint64_t cookie; /* readdir offset: unique, increasing */
 	uint32_t hash;
 	uint16_t len;
 	char name[];
@@ -75,10 +75,10 @@ struct dentry {
 struct ns {
 	pthread_rwlock_t lock;
 	struct inode *root;
-	struct inode *all;		/* every live inode, for teardown */
+	struct inode *all; /* every live inode, for teardown */
 	atomic_uint_fast64_t next_ino;
-	atomic_uint_fast64_t nr_inodes;	/* live inodes, root included */
-	atomic_uint_fast64_t max_inodes;	/* 0 = unlimited; tierctl set changes it live */
+	atomic_uint_fast64_t nr_inodes;	 /* live inodes, root included */
+	atomic_uint_fast64_t max_inodes; /* 0 = unlimited; tierctl set changes it live */
 };
 
 /* First readdir cookie of an entry; 1 and 2 stand for "." and "..". */
@@ -97,8 +97,7 @@ void ns_destroy(struct ns *ns, void (*release)(void *ctx, struct inode *inode), 
  * Directories get an empty entry table.  Returns 0, -ENOSPC (no inodes
  * left) or -ENOMEM.  ns->lock (write), or before the daemon serves requests.
  */
-int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev,
-		 struct inode **out);
+int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev, struct inode **out);
 
 /*
  * Free an inode whose file data the caller already released; its directory

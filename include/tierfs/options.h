@@ -18,36 +18,36 @@ struct codec;
 struct tier_backend_ops;
 
 enum cache_mode {
-	CACHE_AUTO,	/* kernel page cache, except O_DIRECT opens */
-	CACHE_ALWAYS,	/* kernel page cache for every open */
-	CACHE_NEVER,	/* direct I/O: every read and write reaches tierfs */
+	CACHE_AUTO,   /* kernel page cache, except O_DIRECT opens */
+	CACHE_ALWAYS, /* kernel page cache for every open */
+	CACHE_NEVER,  /* direct I/O: every read and write reaches tierfs */
 };
 
 struct tierfs_options {
-	uint64_t size;			/* bytes of file data; 0 = unlimited */
-	uint64_t nr_inodes;		/* 0 = unlimited */
-	mode_t mode;			/* of the root directory */
+	uint64_t size;	    /* bytes of file data; 0 = unlimited */
+	uint64_t nr_inodes; /* 0 = unlimited */
+	mode_t mode;	    /* of the root directory */
 	uid_t uid;
 	gid_t gid;
 	enum cache_mode cache;
-	uint64_t mem;			/* resident budget, bytes; 0 = from the machine */
-	uint64_t memlimit;		/* footprint limit, bytes; 0 = none */
-	const struct tier_backend_ops *backend;	/* NULL: backend=none */
-	char swap_path[PATH_MAX];	/* backend=file:PATH */
-	bool is_encrypted;		/* encrypt=: the file backend seals its slots */
-	const struct codec *codec;	/* compressor= for zpool */
+	uint64_t mem;				/* resident budget, bytes; 0 = from the machine */
+	uint64_t memlimit;			/* footprint limit, bytes; 0 = none */
+	const struct tier_backend_ops *backend; /* NULL: backend=none */
+	char swap_path[PATH_MAX];		/* backend=file:PATH */
+	bool is_encrypted;			/* encrypt=: the file backend seals its slots */
+	const struct codec *codec;		/* compressor= for zpool */
 	int codec_level;
-	uint64_t swapsize;		/* backend capacity, bytes; 0 = default */
-	enum readahead_policy readahead;	/* swap-in readahead; 0 = auto */
-	unsigned int cg_share;		/* % of a tenant cgroup's limit; 0 = default */
+	uint64_t swapsize;		 /* backend capacity, bytes; 0 = default */
+	enum readahead_policy readahead; /* swap-in readahead; 0 = auto */
+	unsigned int cg_share;		 /* % of a tenant cgroup's limit; 0 = default */
 	bool foreground;
 	bool debug;
 	bool allow_other;
-	bool single_thread;		/* serve requests on one thread */
-	bool is_remount;		/* -o remount: change the running mount instead */
-	const char *source;		/* "tierfs" unless mount(8) names one */
+	bool single_thread; /* serve requests on one thread */
+	bool is_remount;    /* -o remount: change the running mount instead */
+	const char *source; /* "tierfs" unless mount(8) names one */
 	const char *mountpoint;
-	char kernel_opts[1024];		/* comma list handed to libfuse/mount(2) */
+	char kernel_opts[1024]; /* comma list handed to libfuse/mount(2) */
 };
 
 /* The suffixes of every size and count, powers of 1024, for messages. */

@@ -75,10 +75,10 @@ struct pagemap_node;
  * owning inode's lock protects it (see ns.h).
  */
 struct pagemap {
-	struct pagemap_node *root;	/* NULL when empty */
-	unsigned int height;		/* levels below root; covers 64^height pages */
-	uint64_t nr_entries;		/* present (non-hole) entries */
-	uint64_t nr_nodes;		/* allocated nodes, for the footprint */
+	struct pagemap_node *root; /* NULL when empty */
+	unsigned int height;	   /* levels below root; covers 64^height pages */
+	uint64_t nr_entries;	   /* present (non-hole) entries */
+	uint64_t nr_nodes;	   /* allocated nodes, for the footprint */
 };
 
 /* Largest page index a map can hold: enough for a 2^63-1 byte file. */

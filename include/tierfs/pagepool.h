@@ -15,14 +15,14 @@
 struct pagepool;
 
 struct pagepool_stats {
-	uint64_t nr_pages_max;	/* address space reserved, in pages */
-	uint64_t nr_in_use;	/* pages handed out and not yet returned */
-	uint64_t nr_ready;	/* free pages backed by memory */
-	uint64_t nr_ready_target;	/* the stock the refill thread keeps */
-	uint64_t nr_backed;	/* pages backed by memory: in use + ready */
-	uint64_t nr_slow_allocs;	/* allocations that had to populate memory themselves */
-	uint64_t nr_trimmed;	/* free pages given back to the kernel */
-	uint64_t nr_alloc_failures;	/* allocations refused: address space full */
+	uint64_t nr_pages_max;	    /* address space reserved, in pages */
+	uint64_t nr_in_use;	    /* pages handed out and not yet returned */
+	uint64_t nr_ready;	    /* free pages backed by memory */
+	uint64_t nr_ready_target;   /* the stock the refill thread keeps */
+	uint64_t nr_backed;	    /* pages backed by memory: in use + ready */
+	uint64_t nr_slow_allocs;    /* allocations that had to populate memory themselves */
+	uint64_t nr_trimmed;	    /* free pages given back to the kernel */
+	uint64_t nr_alloc_failures; /* allocations refused: address space full */
 };
 
 /*

@@ -25,7 +25,7 @@ struct lru_lists;
 /* A page reclaim has stored (or failed to) and must still take off its owner. */
 struct reclaim_pending {
 	uint32_t pfn;
-	bool is_stored;				/* slot holds its copy */
+	bool is_stored; /* slot holds its copy */
 	uint64_t slot;
 };
 
@@ -37,13 +37,13 @@ struct reclaim_pending {
  * the Locking section of space.h for where its locks stand.
  */
 struct reclaimer {
-	pthread_mutex_t batch_lock;		/* one batch at a time, and: */
+	pthread_mutex_t batch_lock; /* one batch at a time, and: */
 	struct reclaim_pending pending[RECLAIM_MAX_PENDING];
-	atomic_uint nr_pending;			/* read without the lock by the thread */
-	pthread_mutex_t lock;			/* protects: */
+	atomic_uint nr_pending; /* read without the lock by the thread */
+	pthread_mutex_t lock;	/* protects: */
 	pthread_cond_t wake;
 	bool stop;
-	bool has_thread;			/* reclaim_start ran: to join */
+	bool has_thread; /* reclaim_start ran: to join */
 	pthread_t thread;
 };
 

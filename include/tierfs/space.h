@@ -22,18 +22,18 @@ struct tier_backend;
 
 /* Swap tier counters; relaxed atomics, for the stats. */
 struct swap_counters {
-	atomic_uint_fast64_t nr_evicted;	/* pages stored to the backend */
-	atomic_uint_fast64_t nr_clean_dropped;	/* evicted without a store: copy still valid */
-	atomic_uint_fast64_t nr_filled_evicted;	/* evicted as a same-filled entry */
-	atomic_uint_fast64_t nr_swapins;	/* pages loaded back */
-	atomic_uint_fast64_t nr_swapin_errors;	/* loads that failed: EIO to the reader */
-	atomic_uint_fast64_t nr_store_failures;	/* stores refused or failed: page kept */
-	atomic_uint_fast64_t nr_direct_reclaims;	/* batches reclaimed by an allocating thread */
-	atomic_uint_fast64_t nr_budget_enospc;	/* writes refused: over budget, nothing to evict */
-	atomic_uint_fast64_t nr_budget_exceeded;	/* reads let past a full budget */
-	atomic_uint_fast64_t nr_limit_rejects;	/* stores refused: the RAM pool may not grow */
-	atomic_uint_fast64_t nr_capacity_enospc;	/* writes refused: budget and backend full */
-	atomic_uint_fast64_t nr_copies_freed;	/* swapped in with no clean copy kept: tight */
+	atomic_uint_fast64_t nr_evicted;	 /* pages stored to the backend */
+	atomic_uint_fast64_t nr_clean_dropped;	 /* evicted without a store: copy still valid */
+	atomic_uint_fast64_t nr_filled_evicted;	 /* evicted as a same-filled entry */
+	atomic_uint_fast64_t nr_swapins;	 /* pages loaded back */
+	atomic_uint_fast64_t nr_swapin_errors;	 /* loads that failed: EIO to the reader */
+	atomic_uint_fast64_t nr_store_failures;	 /* stores refused or failed: page kept */
+	atomic_uint_fast64_t nr_direct_reclaims; /* batches reclaimed by an allocating thread */
+	atomic_uint_fast64_t nr_budget_enospc;	 /* writes refused: over budget, nothing to evict */
+	atomic_uint_fast64_t nr_budget_exceeded; /* reads let past a full budget */
+	atomic_uint_fast64_t nr_limit_rejects;	 /* stores refused: the RAM pool may not grow */
+	atomic_uint_fast64_t nr_capacity_enospc; /* writes refused: budget and backend full */
+	atomic_uint_fast64_t nr_copies_freed;	 /* swapped in with no clean copy kept: tight */
 };
 
 /*
@@ -82,33 +82,32 @@ struct swap_counters {
  */
 struct data_space {
 	struct pagepool *pool;
-	atomic_uint_fast64_t max_pages;	/* 0 = unlimited; set live by remount */
-	atomic_uint_fast64_t nr_pages;		/* present pages of all files */
-	atomic_uint_fast64_t nr_filled;		/* of which same-filled */
+	atomic_uint_fast64_t max_pages; /* 0 = unlimited; set live by remount */
+	atomic_uint_fast64_t nr_pages;	/* present pages of all files */
+	atomic_uint_fast64_t nr_filled; /* of which same-filled */
 
 	struct tier_backend *backend;
-	struct lru lru;				/* resident pages, when backend */
-	atomic_uint_fast64_t mem_pages;		/* resident budget now: the hard limit */
-	atomic_uint_fast64_t high_pages;	/* reclaimer wakes above high, */
-	atomic_uint_fast64_t low_pages;		/* stops at low */
-	atomic_bool is_pool_full;		/* the limit allows no RAM backend growth */
-	atomic_bool is_backend_tight;		/* no room to keep clean copies */
-	atomic_uint_fast64_t capacity_x1024;	/* weighted pages data may use; 0 = no bound */
-	atomic_uint_fast64_t filled_weight;	/* of a page using no memory yet, x1024 */
-	atomic_uint_fast64_t nr_unwritten;	/* fallocated pages never written */
-	pthread_mutex_t budget_lock;		/* protects the caps, and: */
-	uint64_t mem_cap_pages;			/* mem=; 0 = none */
-	uint64_t limit_bytes;			/* memlimit=; 0 = none */
-	uint64_t env_limit_bytes;		/* the cgroup's limit, or RAM's; 0 = none */
-	uint64_t budget_stamp_ns;		/* last update, CLOCK_MONOTONIC */
-	uint64_t backend_peak_bytes;		/* RAM pool's largest since the last trim */
-	uint64_t rss_trimmed_bytes;		/* anonymous memory after the last trim for it */
+	struct lru lru;			     /* resident pages, when backend */
+	atomic_uint_fast64_t mem_pages;	     /* resident budget now: the hard limit */
+	atomic_uint_fast64_t high_pages;     /* reclaimer wakes above high, */
+	atomic_uint_fast64_t low_pages;	     /* stops at low */
+	atomic_bool is_pool_full;	     /* the limit allows no RAM backend growth */
+	atomic_bool is_backend_tight;	     /* no room to keep clean copies */
+	atomic_uint_fast64_t capacity_x1024; /* weighted pages data may use; 0 = no bound */
+	atomic_uint_fast64_t filled_weight;  /* of a page using no memory yet, x1024 */
+	atomic_uint_fast64_t nr_unwritten;   /* fallocated pages never written */
+	pthread_mutex_t budget_lock;	     /* protects the caps, and: */
+	uint64_t mem_cap_pages;		     /* mem=; 0 = none */
+	uint64_t limit_bytes;		     /* memlimit=; 0 = none */
+	uint64_t env_limit_bytes;	     /* the cgroup's limit, or RAM's; 0 = none */
+	uint64_t budget_stamp_ns;	     /* last update, CLOCK_MONOTONIC */
+	uint64_t backend_peak_bytes;	     /* RAM pool's largest since the last trim */
+	uint64_t rss_trimmed_bytes;	     /* anonymous memory after the last trim for it */
 	struct swap_counters swap;
 	struct readahead ra;
-	atomic_bool is_draining;		/* a drain runs: reclaim stores nothing */
+	atomic_bool is_draining; /* a drain runs: reclaim stores nothing */
 	struct reclaimer reclaim;
 };
-
 
 /*
  * A space over pool (owned by the space from now on) with no backend:

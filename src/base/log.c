@@ -34,7 +34,9 @@ void log_msg(int priority, const char *fmt, ...)
 
 		vsnprintf(line, sizeof(line), fmt, ap);
 		fprintf(stderr, "tierfs: %s%s\n",
-			priority <= LOG_ERR ? "error: " : priority == LOG_WARNING ? "warning: " : "",
+			priority <= LOG_ERR	? "error: " :
+			priority == LOG_WARNING ? "warning: " :
+						  "",
 			line);
 	}
 	va_end(ap);
@@ -46,9 +48,8 @@ static bool may_log(struct log_ratelimit *rl, uint64_t *nr_suppressed)
 	uint64_t now = clock_now_ns();
 	uint64_t next = atomic_load_explicit(&rl->next_ns, memory_order_relaxed);
 
-	if (now < next ||
-	    !atomic_compare_exchange_strong(&rl->next_ns, &next,
-					    now + LOG_RATELIMIT_SEC * 1000000000ull)) {
+	if (now < next || !atomic_compare_exchange_strong(
+				  &rl->next_ns, &next, now + LOG_RATELIMIT_SEC * 1000000000ull)) {
 		atomic_fetch_add_explicit(&rl->nr_suppressed, 1, memory_order_relaxed);
 		return false;
 	}

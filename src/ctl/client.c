@@ -109,7 +109,10 @@ int ctl_find_mount(const char *path, struct ctl_mount *m)
 	else if (slash)
 		*slash = '\0';
 	if (*base && strcmp(base, ".") && strcmp(base, "..") &&
-	    realpath(slash == copy ? "/" : slash ? copy : ".", parent)) {
+	    realpath(slash == copy ? "/" :
+		     slash	   ? copy :
+				     ".",
+		     parent)) {
 		len = snprintf(full, sizeof(full), "%s%s%s", parent, strcmp(parent, "/") ? "/" : "",
 			       base);
 		if (len < (int)sizeof(full) && !find_mount(full, true, m))
@@ -141,7 +144,8 @@ static int list_candidates(dev_t dev, char (**out)[108], unsigned int *nr)
 	*nr = 0;
 	if (!f)
 		return -errno;
-	len = snprintf(prefix, sizeof(prefix), "@%s%u:%u/", CTL_NAME_PREFIX, major(dev), minor(dev));
+	len = snprintf(prefix, sizeof(prefix), "@%s%u:%u/", CTL_NAME_PREFIX, major(dev),
+		       minor(dev));
 	while (fgets(line, sizeof(line), f)) {
 		char *name = strchr(line, '@');
 

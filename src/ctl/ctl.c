@@ -143,7 +143,7 @@ static int handle_set(struct tierfs *fs, const char *verb, const char *args, cha
 			}
 			if (ret)
 				ctl_put(warnings, sizeof(warnings), &warnings_len, "warning: %s\n",
-				    msg);
+					msg);
 			if (!strcmp(pair, "mem"))
 				has_mem = true;
 			else

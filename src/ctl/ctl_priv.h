@@ -16,12 +16,12 @@ struct tierfs;
 
 /* What the server let in and turned away, shown in the stats. */
 struct ctl_counters {
-	atomic_uint_fast64_t nr_connections;	/* accepted and served */
-	atomic_uint_fast64_t nr_refused_total;	/* CTL_CONN_MAX open already */
-	atomic_uint_fast64_t nr_refused_uid;	/* CTL_CONN_PER_UID of that uid open */
-	atomic_uint_fast64_t nr_timed_out;	/* no request line, or reply not read, in time */
-	atomic_uint_fast64_t nr_malformed;	/* too long, incomplete, or holding a NUL */
-	atomic_uint_fast64_t nr_queue_full;	/* CTL_QUEUE_MAX changes waiting already */
+	atomic_uint_fast64_t nr_connections;   /* accepted and served */
+	atomic_uint_fast64_t nr_refused_total; /* CTL_CONN_MAX open already */
+	atomic_uint_fast64_t nr_refused_uid;   /* CTL_CONN_PER_UID of that uid open */
+	atomic_uint_fast64_t nr_timed_out;     /* no request line, or reply not read, in time */
+	atomic_uint_fast64_t nr_malformed;     /* too long, incomplete, or holding a NUL */
+	atomic_uint_fast64_t nr_queue_full;    /* CTL_QUEUE_MAX changes waiting already */
 };
 
 /* Append to buf at *len, never past size; a full buffer truncates quietly. */

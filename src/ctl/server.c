@@ -54,30 +54,30 @@ enum conn_state { CONN_READING, CONN_QUEUED, CONN_WRITING };
 
 struct ctl_conn {
 	int fd;
-	uid_t uid;			/* SO_PEERCRED of the client */
-	atomic_int state;		/* enum conn_state */
-	uint64_t deadline_ms;		/* to send the line, then to read the reply */
-	size_t len;			/* of req */
+	uid_t uid;	      /* SO_PEERCRED of the client */
+	atomic_int state;     /* enum conn_state */
+	uint64_t deadline_ms; /* to send the line, then to read the reply */
+	size_t len;	      /* of req */
 	char req[CTL_REQUEST_MAX + 1];
-	char *reply;			/* CTL_REPLY_MAX, NUL-terminated */
+	char *reply; /* CTL_REPLY_MAX, NUL-terminated */
 	size_t reply_len, reply_off;
 };
 
 struct ctl_server {
 	struct tierfs *fs;
 	int listen_fd;
-	int wake_fd;			/* eventfd: stop, or the worker is done */
+	int wake_fd; /* eventfd: stop, or the worker is done */
 	pthread_t loop, worker;
 	atomic_bool stop;
 	struct ctl_conn *conns[CTL_CONN_MAX]; /* the loop's alone */
 	unsigned int nr_conns;
 	pthread_mutex_t lock;
-	pthread_cond_t queued;		/* signalled with lock held */
+	pthread_cond_t queued; /* signalled with lock held */
 	struct ctl_conn *queue[CTL_QUEUE_MAX];
 	unsigned int nr_queued;
 	bool is_stopping;
 	struct ctl_counters counters;
-	char name[108];			/* the abstract name, without its NUL */
+	char name[108]; /* the abstract name, without its NUL */
 };
 
 static void wake(int fd)
@@ -141,7 +141,8 @@ static void conn_dispatch(struct ctl_server *srv, struct ctl_conn *c, bool is_eo
 	}
 	*newline = '\0';
 	if (is_read_request(c->req)) {
-		ctl_handle_counted(srv->fs, &srv->counters, c->req, c->uid, c->reply, CTL_REPLY_MAX);
+		ctl_handle_counted(srv->fs, &srv->counters, c->req, c->uid, c->reply,
+				   CTL_REPLY_MAX);
 		goto ready;
 	}
 	pthread_mutex_lock(&srv->lock);
@@ -215,7 +216,8 @@ static void accept_all(struct ctl_server *srv, uint64_t *paused_until)
 						 &srv->counters.nr_refused_uid,
 					 1);
 			log_limited(&conn_log, LOG_NOTICE,
-				    "control: connection of uid %u refused: %s", (unsigned int)cred.uid,
+				    "control: connection of uid %u refused: %s",
+				    (unsigned int)cred.uid,
 				    srv->nr_conns == CTL_CONN_MAX ? "too many in all" :
 								    "too many of that uid");
 			close(fd);
@@ -327,7 +329,8 @@ static void *serve_changes(void *arg)
 		c = srv->queue[0];
 		memmove(srv->queue, srv->queue + 1, --srv->nr_queued * sizeof(srv->queue[0]));
 		pthread_mutex_unlock(&srv->lock);
-		ctl_handle_counted(srv->fs, &srv->counters, c->req, c->uid, c->reply, CTL_REPLY_MAX);
+		ctl_handle_counted(srv->fs, &srv->counters, c->req, c->uid, c->reply,
+				   CTL_REPLY_MAX);
 		conn_reply_ready(c);
 		wake(srv->wake_fd);
 		pthread_mutex_lock(&srv->lock);

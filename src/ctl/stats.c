@@ -250,10 +250,10 @@ static void render_text(const struct stat_item *it, int n, char *buf, size_t siz
 			ctl_put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, it[i].str);
 		} else if (it[i].unit == UNIT_RATIO) {
 			ctl_put(buf, size, len, "%s%-20s %" PRIu64 ".%02" PRIu64 "\n", indent,
-			    it[i].key, it[i].value / 1000, it[i].value % 1000 / 10);
+				it[i].key, it[i].value / 1000, it[i].value % 1000 / 10);
 		} else {
 			ctl_put(buf, size, len, "%s%-20s %" PRIu64 "\n", indent, it[i].key,
-			    it[i].value);
+				it[i].value);
 		}
 	}
 }
@@ -356,8 +356,8 @@ static const char *printable(const char *s, char *out, size_t size)
 	return out;
 }
 
-static void tenant_text(const struct lru_lists *ls, const char *path, const char *source,
-			char *buf, size_t size, size_t *len)
+static void tenant_text(const struct lru_lists *ls, const char *path, const char *source, char *buf,
+			size_t size, size_t *len)
 {
 	uint64_t limit = atomic_load(&ls->limit_pages) * PAGE_SIZE;
 	char r[32], w[32], l[32], p[4 * PATH_MAX], src[4 * PATH_MAX];
@@ -366,13 +366,12 @@ static void tenant_text(const struct lru_lists *ls, const char *path, const char
 	format_bytes(atomic_load(&ls->nr_swapped) * PAGE_SIZE, w, sizeof(w));
 	format_bytes(limit, l, sizeof(l));
 	ctl_put(buf, size, len, "  %-30s resident %s, swapped %s, limit %s (%s)\n",
-	    printable(path, p, sizeof(p)), r, w, limit ? l : "none",
-	    printable(source, src, sizeof(src)));
+		printable(path, p, sizeof(p)), r, w, limit ? l : "none",
+		printable(source, src, sizeof(src)));
 }
 
 /* One line or object per tenant, the root lists first; into cgroups if JSON. */
-static void render_tenants(struct tierfs *fs, json_t *cgroups, char *buf, size_t size,
-			   size_t *len)
+static void render_tenants(struct tierfs *fs, json_t *cgroups, char *buf, size_t size, size_t *len)
 {
 	struct tenants *t = &fs->tenants;
 	const char *root_source = "root: files of no tenant";
@@ -398,8 +397,8 @@ static void render_tenants(struct tierfs *fs, json_t *cgroups, char *buf, size_t
  * "stats json": built as a jansson tree, so every key and string is
  * escaped whatever a cgroup is named; -ENOMEM if it could not be built.
  */
-static int render_json(struct tierfs *fs, const struct stat_item *it, int n, char *buf,
-		       size_t size, size_t *len)
+static int render_json(struct tierfs *fs, const struct stat_item *it, int n, char *buf, size_t size,
+		       size_t *len)
 {
 	json_t *root = stats_json(it, n), *cgroups = NULL;
 	char *text;

@@ -668,8 +668,8 @@ static uint64_t mem_available(void)
  * the filesystem that holds it (a default is cut to fit, with a warning).
  * Returns bytes, or -errno with a message naming the option and the path.
  */
-static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t mem_bytes,
-				  char *err, size_t err_len)
+static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t mem_bytes, char *err,
+				  size_t err_len)
 {
 	char dir[PATH_MAX];
 	struct statvfs sv;
@@ -784,7 +784,7 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 		fs->fallback_limit = mem_available() ? mem_available() : ram;
 	env_limit = cgroup_limit ? cgroup_limit : fs->fallback_limit;
 	limit = opts->memlimit && (!env_limit || opts->memlimit < env_limit) ? opts->memlimit :
-										 env_limit;
+									       env_limit;
 	/* A stock of 32 MiB, less under a small memory limit or budget. */
 	stock_pages = 8192;
 	if (limit && stock_pages > (limit >> PAGE_SHIFT) / 16)

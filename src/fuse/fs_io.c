@@ -102,8 +102,7 @@ static void update_atime(struct inode *inode)
 	pthread_rwlock_unlock(&inode->lock);
 }
 
-void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		struct fuse_file_info *fi)
+void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);
 	struct inode *inode = fs_inode_of(fs, ino);
@@ -320,8 +319,7 @@ void fs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t 
 	fuse_reply_err(req, -err);
 }
 
-void fs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
-		 struct fuse_file_info *fi)
+void fs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi)
 {
 	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	int64_t ret;

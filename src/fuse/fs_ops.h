@@ -99,8 +99,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 
 void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 
-void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
-		struct fuse_file_info *fi);
+void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi);
 
 void fs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, off_t off,
 		     struct fuse_file_info *fi);
@@ -110,8 +109,7 @@ void fs_op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_
 void fs_op_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
 		     struct fuse_file_info *fi);
 
-void fs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence,
-		 struct fuse_file_info *fi);
+void fs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct fuse_file_info *fi);
 
 void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			   struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,

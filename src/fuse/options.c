@@ -50,15 +50,19 @@ const char options_usage[] =
 
 /* Flags mount(8) and fstab use that go to the kernel unchanged. */
 static const char *const kernel_flags[] = {
-	"ro", "rw", "suid", "nosuid", "dev", "nodev", "exec", "noexec", "sync", "async",
-	"dirsync", "atime", "noatime", "diratime", "nodiratime", "relatime", "norelatime",
-	"strictatime", "nostrictatime", "auto_unmount", NULL,
+	"ro",	    "rw",	  "suid",	 "nosuid",	  "dev",
+	"nodev",    "exec",	  "noexec",	 "sync",	  "async",
+	"dirsync",  "atime",	  "noatime",	 "diratime",	  "nodiratime",
+	"relatime", "norelatime", "strictatime", "nostrictatime", "auto_unmount",
+	NULL,
 };
 
 /* Flags for mount(8) itself (fstab), meaningless to tierfs: accepted and dropped. */
 static const char *const ignored_flags[] = {
-	"defaults", "auto", "noauto", "user", "nouser", "users", "_netdev", "nofail",
-	"default_permissions", NULL,
+	"defaults", "auto",   "noauto",
+	"user",	    "nouser", "users",
+	"_netdev",  "nofail", "default_permissions",
+	NULL,
 };
 
 /*
@@ -104,14 +108,30 @@ int options_parse_size(const char *s, uint64_t whole, uint64_t *out)
 		return 0;
 	}
 	switch (*end) {
-	case 'e': case 'E': shift += 10; /* fall through */
-	case 'p': case 'P': shift += 10; /* fall through */
-	case 't': case 'T': shift += 10; /* fall through */
-	case 'g': case 'G': shift += 10; /* fall through */
-	case 'm': case 'M': shift += 10; /* fall through */
-	case 'k': case 'K': shift += 10; end++; break;
-	case '\0': break;
-	default: return -EINVAL;
+	case 'e':
+	case 'E':
+		shift += 10; /* fall through */
+	case 'p':
+	case 'P':
+		shift += 10; /* fall through */
+	case 't':
+	case 'T':
+		shift += 10; /* fall through */
+	case 'g':
+	case 'G':
+		shift += 10; /* fall through */
+	case 'm':
+	case 'M':
+		shift += 10; /* fall through */
+	case 'k':
+	case 'K':
+		shift += 10;
+		end++;
+		break;
+	case '\0':
+		break;
+	default:
+		return -EINVAL;
 	}
 	if (*end)
 		return -EINVAL;
@@ -276,8 +296,9 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		o->cg_share = (unsigned int)pct;
 	} else if (!strcmp(opt, "readahead") && val) {
 		if (readahead_parse(val, &o->readahead))
-			return fail("invalid readahead= value '%s': want auto, direct, cluster or vma",
-				    val);
+			return fail(
+				"invalid readahead= value '%s': want auto, direct, cluster or vma",
+				val);
 	} else if (!strcmp(opt, "memlimit") && val) {
 		if (parse_amount(opt, val, ram, &o->memlimit, err, err_len))
 			return -EINVAL;
@@ -510,8 +531,8 @@ static const struct {
 	{ "diratime", 0, ST_NODIRATIME },
 };
 
-#define REMOUNT_ST_MASK                                                                    \
-	(ST_RDONLY | ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_SYNCHRONOUS | ST_NOATIME |      \
+#define REMOUNT_ST_MASK                                                               \
+	(ST_RDONLY | ST_NOSUID | ST_NODEV | ST_NOEXEC | ST_SYNCHRONOUS | ST_NOATIME | \
 	 ST_NODIRATIME | ST_RELATIME)
 
 unsigned long options_remount_flags(const struct tierfs_options *o, unsigned long st_flags,

@@ -98,7 +98,8 @@ static uint64_t limit_locked(const struct data_space *ds)
  * memory yet counted at its cost stored raw.  budget_lock held.
  */
 static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t limit,
-				uint64_t data_bytes, const struct backend_stats *bs, uint64_t *weight)
+				uint64_t data_bytes, const struct backend_stats *bs,
+				uint64_t *weight)
 {
 	uint64_t slots = bs->capacity_bytes >> PAGE_SHIFT, per_page, raw, pool_max, resident;
 
@@ -209,8 +210,10 @@ static bool update_locked(struct data_space *ds)
 	is_full = is_full && ds->backend && ds->backend->ops->is_sync;
 	atomic_store(&ds->is_pool_full, is_full);
 	/* As the kernel frees swap cache once swap is half full (vm_swap_full). */
-	atomic_store(&ds->is_backend_tight, is_full || bs.stored_pages * 2 >= bs.capacity_bytes >> PAGE_SHIFT);
-	atomic_store(&ds->capacity_x1024, capacity_locked(ds, mem, limit, data_bytes, &bs, &weight));
+	atomic_store(&ds->is_backend_tight,
+		     is_full || bs.stored_pages * 2 >= bs.capacity_bytes >> PAGE_SHIFT);
+	atomic_store(&ds->capacity_x1024,
+		     capacity_locked(ds, mem, limit, data_bytes, &bs, &weight));
 	atomic_store(&ds->filled_weight, weight);
 	ds->budget_stamp_ns = clock_now_ns();
 	return mem < old && ds->backend && pagepool_nr_in_use(ds->pool) > mem - mem / 16;

@@ -165,8 +165,8 @@ static struct lru_lists *lists_of(struct data_space *ds, const struct inode *ino
 }
 
 /* A page became resident at index; swap_slot + 1 of its clean copy, or 0. */
-static void track_resident(struct data_space *ds, struct inode *inode, uint64_t index,
-			   uint32_t pfn, uint64_t swap_slot)
+static void track_resident(struct data_space *ds, struct inode *inode, uint64_t index, uint32_t pfn,
+			   uint64_t swap_slot)
 {
 	struct lru_lists *lists = lists_of(ds, inode);
 
@@ -288,7 +288,8 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 		void *dst = page;
 
 		if (ds->backend->ops->load(ds->backend, &slot, &dst, 1)) {
-			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, 1, memory_order_relaxed);
+			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, 1,
+						  memory_order_relaxed);
 			log_limited(&load_log, LOG_ERR, "a swapped page failed to load: EIO");
 			*err = -EIO;
 			goto free_page;
@@ -433,8 +434,8 @@ static uint64_t keep_copy(struct data_space *ds, uint64_t slot)
  * within the budget, never by reclaiming on this thread: it wakes the
  * reclaimer to make room for the next window instead.
  */
-static void swap_in_ahead(struct data_space *ds, struct inode *inode, uint64_t first,
-			  uint64_t last, uint64_t fault_slot)
+static void swap_in_ahead(struct data_space *ds, struct inode *inode, uint64_t first, uint64_t last,
+			  uint64_t fault_slot)
 {
 	enum readahead_policy policy = readahead_effective(&ds->ra, ds->backend);
 	uint64_t idx[READAHEAD_MAX_WINDOW], slots[READAHEAD_MAX_WINDOW];
@@ -525,13 +526,14 @@ int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_
 		}
 		for (unsigned int i = 0; i < nr; i++) {
 			if (err == -EIO ||
-			    pagemap_set(&inode->pages, idx[i], pagemap_mk_resident((uint32_t)pfns[i]),
-					NULL)) {
+			    pagemap_set(&inode->pages, idx[i],
+					pagemap_mk_resident((uint32_t)pfns[i]), NULL)) {
 				pagepool_free_page(ds->pool, (uint32_t)pfns[i]);
 				continue;
 			}
 			/* Clean: the backend copy stays valid until a write. */
-			track_resident(ds, inode, idx[i], (uint32_t)pfns[i], keep_copy(ds, slots[i]));
+			track_resident(ds, inode, idx[i], (uint32_t)pfns[i],
+				       keep_copy(ds, slots[i]));
 			untrack_swapped(ds, inode, 1);
 			lru_mark_loaded(&ds->lru, (uint32_t)pfns[i]);
 			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
@@ -553,7 +555,7 @@ int64_t data_drain(struct data_space *ds, struct inode *inode, uint64_t *from, u
 		   uint64_t *nr_hits)
 {
 	enum { BATCH = 32 };
-	uint64_t (*found)[2] = malloc(max * sizeof(*found));
+	uint64_t(*found)[2] = malloc(max * sizeof(*found));
 	uint64_t index = *from, entry, done = 0;
 	unsigned int nr = 0;
 	int err = 0;
@@ -614,7 +616,8 @@ int64_t data_drain(struct data_space *ds, struct inode *inode, uint64_t *from, u
 			done++;
 		}
 		if (err == -EIO)
-			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, n, memory_order_relaxed);
+			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, n,
+						  memory_order_relaxed);
 	}
 	free(found);
 	if (err)
@@ -671,7 +674,8 @@ ssize_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t
 			uint64_t slot = pagemap_slot(entry);
 			char *tmp = aligned_alloc(PAGE_SIZE, PAGE_SIZE);
 			void *dst = tmp;
-			int err = tmp ? ds->backend->ops->load(ds->backend, &slot, &dst, 1) : -ENOMEM;
+			int err = tmp ? ds->backend->ops->load(ds->backend, &slot, &dst, 1) :
+					-ENOMEM;
 
 			if (!err)
 				memcpy((char *)buf + done, tmp + in_page, n);
@@ -679,7 +683,8 @@ ssize_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t
 			if (err)
 				return err == -ENOMEM ? err : -EIO;
 		} else
-			memcpy((char *)buf + done, page_for_read(ds, entry, NULL, NULL) + in_page, n);
+			memcpy((char *)buf + done, page_for_read(ds, entry, NULL, NULL) + in_page,
+			       n);
 		done += n;
 	}
 	return (ssize_t)done;
@@ -732,7 +737,8 @@ int data_punch(struct data_space *ds, struct inode *inode, uint64_t off, uint64_
 
 	if (!len)
 		return 0;
-	if ((off >> PAGE_SHIFT) == ((end - 1) >> PAGE_SHIFT) && (off & (PAGE_SIZE - 1) || end & (PAGE_SIZE - 1)))
+	if ((off >> PAGE_SHIFT) == ((end - 1) >> PAGE_SHIFT) &&
+	    (off & (PAGE_SIZE - 1) || end & (PAGE_SIZE - 1)))
 		return zero_in_page(ds, inode, off >> PAGE_SHIFT, off & (PAGE_SIZE - 1),
 				    ((end - 1) & (PAGE_SIZE - 1)) + 1);
 	if (off & (PAGE_SIZE - 1)) {

@@ -29,21 +29,21 @@
  * before use); never-used pages are those from next_fresh up.
  */
 struct pagepool {
-	char *base;			/* PAGE_SIZE-aligned start of the pages */
-	void *map;			/* the whole reservation, for munmap */
+	char *base; /* PAGE_SIZE-aligned start of the pages */
+	void *map;  /* the whole reservation, for munmap */
 	size_t map_len;
-	uint64_t nr_max;		/* pages in the reservation */
-	uint64_t ready_target;		/* stock the refill thread keeps */
+	uint64_t nr_max;       /* pages in the reservation */
+	uint64_t ready_target; /* stock the refill thread keeps */
 
 	pthread_mutex_t lock;
-	pthread_cond_t wake;		/* refill thread sleeps here */
-	uint32_t *ready;		/* stack of populated free pages */
+	pthread_cond_t wake; /* refill thread sleeps here */
+	uint32_t *ready;     /* stack of populated free pages */
 	uint64_t nr_ready;
-	uint64_t min_ready;		/* lowest nr_ready since the last trim tick */
-	uint32_t *cold;			/* stack of unpopulated free pages */
+	uint64_t min_ready; /* lowest nr_ready since the last trim tick */
+	uint32_t *cold;	    /* stack of unpopulated free pages */
 	uint64_t nr_cold;
 	uint64_t next_fresh;		/* first never-used page */
-	atomic_uint_fast64_t nr_in_use;	/* read without the lock by the budget */
+	atomic_uint_fast64_t nr_in_use; /* read without the lock by the budget */
 	uint64_t nr_slow_allocs;
 	uint64_t nr_trimmed;
 	uint64_t nr_alloc_failures;

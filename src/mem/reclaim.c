@@ -71,8 +71,7 @@ static uint64_t nr_listed_all(const struct lru *lru)
 	return nr;
 }
 
-static bool is_record_stale(const struct lru *lru, const struct lru_lists *ls,
-			    uint64_t all_listed)
+static bool is_record_stale(const struct lru *lru, const struct lru_lists *ls, uint64_t all_listed)
 {
 	return lru->scan_clock - ls->scanned_at > all_listed;
 }

@@ -13,14 +13,14 @@
 
 struct dir_slot {
 	uint64_t cookie;
-	struct dentry *d;	/* NULL once removed */
+	struct dentry *d; /* NULL once removed */
 };
 
 struct dir {
 	struct dentry **buckets;
-	uint32_t nr_buckets;	/* a power of two */
+	uint32_t nr_buckets; /* a power of two */
 	uint32_t nr_entries;
-	struct dir_slot *order;	/* ascending cookies */
+	struct dir_slot *order; /* ascending cookies */
 	uint32_t nr_order, cap_order;
 	uint64_t next_cookie;
 	struct inode *parent;
@@ -40,8 +40,7 @@ static void now(struct timespec *ts)
 	clock_gettime(CLOCK_REALTIME, ts);
 }
 
-int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev,
-		 struct inode **out)
+int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev, struct inode **out)
 {
 	struct inode *inode;
 	uint64_t nr = atomic_fetch_add(&ns->nr_inodes, 1);

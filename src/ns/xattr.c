@@ -13,7 +13,7 @@
 
 struct xattr {
 	struct xattr *next;
-	size_t size;		/* of value */
+	size_t size; /* of value */
 	char *name;
 	char value[];
 };
@@ -124,8 +124,14 @@ void xattr_clear(struct xattr_list *xl)
 
 /* The kernel's xattr form of an ACL: a version word, then entries. */
 #define ACL_XATTR_VERSION 2
-enum { ACL_USER_OBJ = 1, ACL_USER = 2, ACL_GROUP_OBJ = 4, ACL_GROUP = 8, ACL_MASK = 16,
-       ACL_OTHER = 32 };
+enum {
+	ACL_USER_OBJ = 1,
+	ACL_USER = 2,
+	ACL_GROUP_OBJ = 4,
+	ACL_GROUP = 8,
+	ACL_MASK = 16,
+	ACL_OTHER = 32
+};
 
 struct acl_entry {
 	uint16_t tag;

@@ -36,9 +36,12 @@ struct harness_check {
 	int (*fn)(void);
 };
 
-#define HARNESS_CHECK(fn) { #fn, fn }
+#define HARNESS_CHECK(fn) \
+	{                 \
+#fn, fn   \
+	}
 
-static const char *harness_check_name;	/* check running in this process */
+static const char *harness_check_name; /* check running in this process */
 
 static inline const char *harness_errname(int err)
 {
@@ -51,8 +54,8 @@ static inline const char *harness_errname(int err)
 	return unknown;
 }
 
-__attribute__((format(printf, 3, 4)))
-static inline void harness_fail(const char *file, int line, const char *fmt, ...)
+__attribute__((format(printf, 3, 4))) static inline void harness_fail(const char *file, int line,
+								      const char *fmt, ...)
 {
 	const char *base = strrchr(file, '/');
 	va_list ap;
@@ -65,111 +68,105 @@ static inline void harness_fail(const char *file, int line, const char *fmt, ...
 	fflush(stdout);
 }
 
-#define T_FAIL(...)							\
-	do {								\
-		harness_fail(__FILE__, __LINE__, __VA_ARGS__);		\
-		return T_EXIT_FAIL;					\
+#define T_FAIL(...)                                            \
+	do {                                                   \
+		harness_fail(__FILE__, __LINE__, __VA_ARGS__); \
+		return T_EXIT_FAIL;                            \
 	} while (0)
 
-#define T_SKIP(...)							\
-	do {								\
-		printf("skip - %s: ", harness_check_name);		\
-		printf(__VA_ARGS__);					\
-		printf("\n");						\
-		fflush(stdout);						\
-		return T_EXIT_SKIP;					\
+#define T_SKIP(...)                                        \
+	do {                                               \
+		printf("skip - %s: ", harness_check_name); \
+		printf(__VA_ARGS__);                       \
+		printf("\n");                              \
+		fflush(stdout);                            \
+		return T_EXIT_SKIP;                        \
 	} while (0)
 
 /* A libc call that returns -1 and sets errno on failure must succeed. */
-#define T_OK(expr)							\
-	do {								\
-		long long ret_;						\
-		errno = 0;						\
-		ret_ = (long long)(expr);				\
-		if (ret_ == -1)						\
-			T_FAIL("%s: expected success, got %s", #expr,	\
-			       harness_errname(errno));			\
+#define T_OK(expr)                                                                             \
+	do {                                                                                   \
+		long long ret_;                                                                \
+		errno = 0;                                                                     \
+		ret_ = (long long)(expr);                                                      \
+		if (ret_ == -1)                                                                \
+			T_FAIL("%s: expected success, got %s", #expr, harness_errname(errno)); \
 	} while (0)
 
 /* A libc call must fail with exactly this errno. */
-#define T_ERRNO(expected, expr)						\
-	do {								\
-		long long ret_;						\
-		int err_;						\
-		errno = 0;						\
-		ret_ = (long long)(expr);				\
-		err_ = errno;						\
-		if (ret_ != -1)						\
-			T_FAIL("%s: expected %s, got success (%lld)",	\
-			       #expr, harness_errname(expected), ret_);	\
-		if (err_ != (expected))					\
-			T_FAIL("%s: expected %s, got %s", #expr,	\
-			       harness_errname(expected),		\
-			       harness_errname(err_));			\
+#define T_ERRNO(expected, expr)                                                             \
+	do {                                                                                \
+		long long ret_;                                                             \
+		int err_;                                                                   \
+		errno = 0;                                                                  \
+		ret_ = (long long)(expr);                                                   \
+		err_ = errno;                                                               \
+		if (ret_ != -1)                                                             \
+			T_FAIL("%s: expected %s, got success (%lld)", #expr,                \
+			       harness_errname(expected), ret_);                            \
+		if (err_ != (expected))                                                     \
+			T_FAIL("%s: expected %s, got %s", #expr, harness_errname(expected), \
+			       harness_errname(err_));                                      \
 	} while (0)
 
-#define T_EQ(got, expected)						\
-	do {								\
-		long long got_ = (long long)(got);			\
-		long long exp_ = (long long)(expected);			\
-		if (got_ != exp_)					\
-			T_FAIL("%s: expected %lld, got %lld", #got,	\
-			       exp_, got_);				\
+#define T_EQ(got, expected)                                                      \
+	do {                                                                     \
+		long long got_ = (long long)(got);                               \
+		long long exp_ = (long long)(expected);                          \
+		if (got_ != exp_)                                                \
+			T_FAIL("%s: expected %lld, got %lld", #got, exp_, got_); \
 	} while (0)
 
 /* Same as T_EQ, printed in octal: for modes. */
-#define T_EQ_OCT(got, expected)						\
-	do {								\
-		unsigned long long got_ = (unsigned long long)(got);	\
-		unsigned long long exp_ = (unsigned long long)(expected); \
-		if (got_ != exp_)					\
-			T_FAIL("%s: expected 0%llo, got 0%llo", #got,	\
-			       exp_, got_);				\
+#define T_EQ_OCT(got, expected)                                                    \
+	do {                                                                       \
+		unsigned long long got_ = (unsigned long long)(got);               \
+		unsigned long long exp_ = (unsigned long long)(expected);          \
+		if (got_ != exp_)                                                  \
+			T_FAIL("%s: expected 0%llo, got 0%llo", #got, exp_, got_); \
 	} while (0)
 
 /* Same as T_EQ, printed in hex: for flag words. */
-#define T_EQ_HEX(got, expected)						\
-	do {								\
-		unsigned long long got_ = (unsigned long long)(got);	\
-		unsigned long long exp_ = (unsigned long long)(expected); \
-		if (got_ != exp_)					\
-			T_FAIL("%s: expected 0x%llx, got 0x%llx", #got,	\
-			       exp_, got_);				\
+#define T_EQ_HEX(got, expected)                                                      \
+	do {                                                                         \
+		unsigned long long got_ = (unsigned long long)(got);                 \
+		unsigned long long exp_ = (unsigned long long)(expected);            \
+		if (got_ != exp_)                                                    \
+			T_FAIL("%s: expected 0x%llx, got 0x%llx", #got, exp_, got_); \
 	} while (0)
 
-#define T_TRUE(cond)							\
-	do {								\
-		if (!(cond))						\
-			T_FAIL("%s: expected true, got false", #cond);	\
+#define T_TRUE(cond)                                                   \
+	do {                                                           \
+		if (!(cond))                                           \
+			T_FAIL("%s: expected true, got false", #cond); \
 	} while (0)
 
-#define T_STR(got, expected)						\
-	do {								\
-		const char *got_ = (got);				\
-		const char *exp_ = (expected);				\
-		if (strcmp(got_, exp_) != 0)				\
-			T_FAIL("%s: expected \"%.64s\", got \"%.64s\"",	\
-			       #got, exp_, got_);			\
+#define T_STR(got, expected)                                                               \
+	do {                                                                               \
+		const char *got_ = (got);                                                  \
+		const char *exp_ = (expected);                                             \
+		if (strcmp(got_, exp_) != 0)                                               \
+			T_FAIL("%s: expected \"%.64s\", got \"%.64s\"", #got, exp_, got_); \
 	} while (0)
 
 /* Byte-exact comparison; reports the first differing offset. */
-#define T_MEM(got, expected, len)					\
-	do {								\
-		const unsigned char *got_ = (const void *)(got);	\
-		const unsigned char *exp_ = (const void *)(expected);	\
-		size_t len_ = (len), i_;				\
-		for (i_ = 0; i_ < len_; i_++)				\
-			if (got_[i_] != exp_[i_])			\
-				T_FAIL("%s: at byte %zu expected 0x%02x, got 0x%02x", \
-				       #got, i_, exp_[i_], got_[i_]);	\
+#define T_MEM(got, expected, len)                                                               \
+	do {                                                                                    \
+		const unsigned char *got_ = (const void *)(got);                                \
+		const unsigned char *exp_ = (const void *)(expected);                           \
+		size_t len_ = (len), i_;                                                        \
+		for (i_ = 0; i_ < len_; i_++)                                                   \
+			if (got_[i_] != exp_[i_])                                               \
+				T_FAIL("%s: at byte %zu expected 0x%02x, got 0x%02x", #got, i_, \
+				       exp_[i_], got_[i_]);                                     \
 	} while (0)
 
 /* Propagates a non-pass result (already reported) of a sub-step. */
-#define T_CALL(expr)							\
-	do {								\
-		int res_ = (expr);					\
-		if (res_ != T_EXIT_PASS)				\
-			return res_;					\
+#define T_CALL(expr)                     \
+	do {                             \
+		int res_ = (expr);       \
+		if (res_ != T_EXIT_PASS) \
+			return res_;     \
 	} while (0)
 
 /* Waits for a child made by harness_fork() and propagates its result. */
@@ -188,7 +185,7 @@ static inline pid_t harness_fork(void)
 	fflush(stdout);
 	pid = fork();
 	if (pid == 0)
-		alarm(HARNESS_CHECK_TIMEOUT_SEC);	/* alarms are not inherited */
+		alarm(HARNESS_CHECK_TIMEOUT_SEC); /* alarms are not inherited */
 	else if (pid < 0)
 		harness_fail(__FILE__, __LINE__, "fork: expected success, got %s",
 			     harness_errname(errno));
@@ -205,10 +202,9 @@ static inline pid_t harness_fork_as(uid_t uid, gid_t gid, size_t nr_groups, cons
 
 	if (pid != 0)
 		return pid;
-	if (setgroups(nr_groups, groups) || setresgid(gid, gid, gid) ||
-	    setresuid(uid, uid, uid)) {
-		harness_fail(__FILE__, __LINE__, "switch to uid %u gid %u: %s",
-			     (unsigned)uid, (unsigned)gid, harness_errname(errno));
+	if (setgroups(nr_groups, groups) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid)) {
+		harness_fail(__FILE__, __LINE__, "switch to uid %u gid %u: %s", (unsigned)uid,
+			     (unsigned)gid, harness_errname(errno));
 		_exit(T_EXIT_FAIL);
 	}
 	return 0;
@@ -250,8 +246,7 @@ static inline int harness_is_root(void)
 	return geteuid() == 0;
 }
 
-static int harness_unflag_one(const char *path, const struct stat *st, int type,
-			      struct FTW *ftw)
+static int harness_unflag_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	int fd, flags;
 
@@ -262,8 +257,7 @@ static int harness_unflag_one(const char *path, const struct stat *st, int type,
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 &&
-	    (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL))) {
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0 && (flags & (FS_IMMUTABLE_FL | FS_APPEND_FL))) {
 		flags &= ~(FS_IMMUTABLE_FL | FS_APPEND_FL);
 		ioctl(fd, FS_IOC_SETFLAGS, &flags);
 	}
@@ -271,8 +265,7 @@ static int harness_unflag_one(const char *path, const struct stat *st, int type,
 	return 0;
 }
 
-static int harness_remove_one(const char *path, const struct stat *st, int type,
-			      struct FTW *ftw)
+static int harness_remove_one(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
 	(void)st;
 	(void)ftw;

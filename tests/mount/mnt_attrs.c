@@ -74,8 +74,8 @@ static int attr_set_acl(const char *path, const char *name, const struct attr_ac
 }
 
 /* Reads an ACL xattr back and compares it entry by entry. */
-static int attr_expect_acl(const char *path, const char *name,
-			   const struct attr_acl_entry *entries, size_t nr_entries)
+static int attr_expect_acl(const char *path, const char *name, const struct attr_acl_entry *entries,
+			   size_t nr_entries)
 {
 	struct attr_acl_xattr want, got;
 	size_t size = attr_acl_encode(&want, entries, nr_entries);
@@ -117,8 +117,8 @@ static int attr_expect_owner(const char *path, uid_t uid, gid_t gid)
 
 	T_OK(lstat(path, &st));
 	if (st.st_uid != uid || st.st_gid != gid)
-		T_FAIL("owner of %s: expected %u:%u, got %u:%u", path, (unsigned)uid,
-		       (unsigned)gid, (unsigned)st.st_uid, (unsigned)st.st_gid);
+		T_FAIL("owner of %s: expected %u:%u, got %u:%u", path, (unsigned)uid, (unsigned)gid,
+		       (unsigned)st.st_uid, (unsigned)st.st_gid);
 	return T_EXIT_PASS;
 }
 
@@ -146,9 +146,8 @@ static int attr_expect_ts(const char *what, const struct timespec *got,
 			  const struct timespec *expected)
 {
 	if (attr_ts_cmp(got, expected) != 0)
-		T_FAIL("%s: expected %lld.%09ld, got %lld.%09ld", what,
-		       (long long)expected->tv_sec, expected->tv_nsec, (long long)got->tv_sec,
-		       got->tv_nsec);
+		T_FAIL("%s: expected %lld.%09ld, got %lld.%09ld", what, (long long)expected->tv_sec,
+		       expected->tv_nsec, (long long)got->tv_sec, got->tv_nsec);
 	return T_EXIT_PASS;
 }
 
@@ -484,11 +483,11 @@ static int attr_utimens(void)
 static int attr_times_64bit(void)
 {
 	static const struct timespec times[][2] = {
-		{ { 16725225600LL, 999999999 }, { 16725225601LL, 1 } },	/* year 2500 */
+		{ { 16725225600LL, 999999999 }, { 16725225601LL, 1 } }, /* year 2500 */
 		{ { -1, 500000000 }, { -1, 0 } },
-		{ { -2208988800LL, 0 }, { -2208988800LL, 123 } },	/* year 1900 */
-		{ { -62135596800LL, 5 }, { 253402300799LL, 999999999 } },	/* years 1 and 9999 */
-		{ { 0x7fffffffLL + 1, 0 }, { -0x80000000LL - 1, 7 } },	/* just past 32 bits */
+		{ { -2208988800LL, 0 }, { -2208988800LL, 123 } },	  /* year 1900 */
+		{ { -62135596800LL, 5 }, { 253402300799LL, 999999999 } }, /* years 1 and 9999 */
+		{ { 0x7fffffffLL + 1, 0 }, { -0x80000000LL - 1, 7 } },	  /* just past 32 bits */
 	};
 	struct stat st;
 	size_t i;
@@ -531,7 +530,8 @@ static int attr_ctime_inode(void)
 		T_CALL(attr_times_expect(&t, "chown", 1, 0));
 	}
 	T_CALL(attr_times_start(&t, "f"));
-	T_OK(utimensat(AT_FDCWD, "f", (const struct timespec[2]){ { 1, 0 }, { 0, UTIME_OMIT } }, 0));
+	T_OK(utimensat(AT_FDCWD, "f", (const struct timespec[2]){ { 1, 0 }, { 0, UTIME_OMIT } },
+		       0));
 	T_CALL(attr_times_expect(&t, "utimensat(atime)", 1, 0));
 	T_CALL(attr_times_start(&t, "f"));
 	T_OK(setxattr("f", "user.k", "v", 1, 0));
@@ -918,7 +918,8 @@ static int attr_acl_access(void)
 		/* Reading an ACL needs no permission. */
 		T_EQ(getxattr("f", ATTR_XATTR_ACCESS, NULL, 0), 4 + 5 * 8);
 		/* Changing it needs ownership. */
-		T_ERRNO(EPERM, setxattr("f", ATTR_XATTR_ACCESS, &x, attr_acl_encode(&x, acl, 5), 0));
+		T_ERRNO(EPERM,
+			setxattr("f", ATTR_XATTR_ACCESS, &x, attr_acl_encode(&x, acl, 5), 0));
 		return T_EXIT_PASS;
 	}
 	T_WAIT(pid);
@@ -1128,8 +1129,8 @@ static int attr_acl_invalid(void)
 
 	T_CALL(attr_make_file("g", 0640, NULL));
 	size = attr_acl_encode(&x, acl, 5);
-	T_ERRNO(EINVAL, setxattr("g", ATTR_XATTR_ACCESS, &x, size - 8, 0));	/* no OTHER */
-	T_ERRNO(EINVAL, setxattr("g", ATTR_XATTR_ACCESS, &x, size - 1, 0));	/* torn entry */
+	T_ERRNO(EINVAL, setxattr("g", ATTR_XATTR_ACCESS, &x, size - 8, 0)); /* no OTHER */
+	T_ERRNO(EINVAL, setxattr("g", ATTR_XATTR_ACCESS, &x, size - 1, 0)); /* torn entry */
 	size = attr_acl_encode(&x, no_mask, 4);
 	T_ERRNO(EINVAL, setxattr("g", ATTR_XATTR_ACCESS, &x, size, 0));
 	size = attr_acl_encode(&x, unsorted, 5);
@@ -1207,7 +1208,8 @@ static int attr_xattr_user(void)
 	T_OK(fd = open("f", O_RDONLY | O_CLOEXEC));
 	T_OK(fsetxattr(fd, "user.fd", "F", 1, 0));
 	T_EQ(fgetxattr(fd, "user.a", value, sizeof(value)), 3);
-	T_EQ(flistxattr(fd, NULL, 0), strlen("user.a") + strlen("user.empty") + strlen("user.fd") + 3);
+	T_EQ(flistxattr(fd, NULL, 0),
+	     strlen("user.a") + strlen("user.empty") + strlen("user.fd") + 3);
 	T_OK(fremovexattr(fd, "user.fd"));
 	T_OK(close(fd));
 	T_OK(rename("f", "g"));
@@ -1242,9 +1244,8 @@ static int attr_xattr_trusted_security(void)
 	T_EQ(getxattr("f", "trusted.t", value, sizeof(value)), 1);
 	T_EQ(getxattr("f", "security.s", value, sizeof(value)), 1);
 	T_MEM(value, "S", 1);
-	T_CALL(attr_expect_xattr_names("f",
-				       (const char *const[]){ "trusted.t", "security.s", "user.u" },
-				       3));
+	T_CALL(attr_expect_xattr_names(
+		"f", (const char *const[]){ "trusted.t", "security.s", "user.u" }, 3));
 	T_OK(chown("f", ATTR_UID_A, ATTR_GID_A));
 	pid = harness_fork_as(ATTR_UID_A, ATTR_GID_A, 0, NULL);
 	if (pid == 0) {
@@ -1324,15 +1325,21 @@ static int attr_set_flags(const char *path, int flags)
 static int attr_chattr_flags(void)
 {
 	static const int supported[] = {
-		FS_IMMUTABLE_FL, FS_APPEND_FL, FS_NODUMP_FL, FS_NOATIME_FL,
+		FS_IMMUTABLE_FL,
+		FS_APPEND_FL,
+		FS_NODUMP_FL,
+		FS_NOATIME_FL,
 	};
 	static const unsigned int xflags[] = {
-		FS_XFLAG_IMMUTABLE, FS_XFLAG_APPEND, FS_XFLAG_NODUMP, FS_XFLAG_NOATIME,
+		FS_XFLAG_IMMUTABLE,
+		FS_XFLAG_APPEND,
+		FS_XFLAG_NODUMP,
+		FS_XFLAG_NOATIME,
 	};
 	static const int unsupported[] = {
-		FS_SECRM_FL, FS_UNRM_FL, FS_COMPR_FL, FS_SYNC_FL, FS_DIRSYNC_FL,
-		FS_NOCOW_FL, FS_PROJINHERIT_FL, FS_TOPDIR_FL, FS_EXTENT_FL,
-		FS_DAX_FL, FS_NOTAIL_FL, FS_JOURNAL_DATA_FL, FS_CASEFOLD_FL,
+		FS_SECRM_FL,  FS_UNRM_FL,	  FS_COMPR_FL,	  FS_SYNC_FL,	FS_DIRSYNC_FL,
+		FS_NOCOW_FL,  FS_PROJINHERIT_FL,  FS_TOPDIR_FL,	  FS_EXTENT_FL, FS_DAX_FL,
+		FS_NOTAIL_FL, FS_JOURNAL_DATA_FL, FS_CASEFOLD_FL,
 	};
 	struct fsxattr fsx;
 	int fd, flags;
@@ -1556,8 +1563,8 @@ static int attr_append_only(void)
 	T_ERRNO(EPERM, rename("f", "g"));
 	T_ERRNO(EPERM, link("f", "g"));
 	T_ERRNO(EPERM, chmod("f", 0600));
-	T_ERRNO(EPERM, utimensat(AT_FDCWD, "f",
-				 (const struct timespec[2]){ { 1, 0 }, { 1, 0 } }, 0));
+	T_ERRNO(EPERM,
+		utimensat(AT_FDCWD, "f", (const struct timespec[2]){ { 1, 0 }, { 1, 0 } }, 0));
 	T_ERRNO(EPERM, setxattr("f", "user.y", "v", 1, 0));
 	/* "touch" is allowed: it cannot move times backwards. */
 	T_OK(utimensat(AT_FDCWD, "f", NULL, 0));

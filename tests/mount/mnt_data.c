@@ -679,7 +679,7 @@ static int data_mmap_shared(void)
 	pid = fork();
 	T_OK(pid);
 	if (pid == 0) {
-		signal(SIGBUS, SIG_DFL);	/* sanitizers catch it otherwise */
+		signal(SIGBUS, SIG_DFL); /* sanitizers catch it otherwise */
 		map[2 * DATA_PAGE] = 1;
 		_exit(0);
 	}
@@ -807,16 +807,18 @@ static int data_posix_locks(void)
 		T_ERRNO(EAGAIN, data_setlk(own, F_SETLK, F_RDLCK, 0, 1));
 		T_ERRNO(EAGAIN, data_setlk(own, F_SETLK, F_WRLCK, 99, 0));
 		T_OK(data_setlk(own, F_SETLK, F_WRLCK, 100, 100));
-		fl = (struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 5,
-				     .l_len = 10 };
+		fl = (struct flock){
+			.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 5, .l_len = 10
+		};
 		T_OK(fcntl(own, F_GETLK, &fl));
 		T_EQ(fl.l_type, F_WRLCK);
 		T_EQ(fl.l_pid, parent);
 		T_EQ(fl.l_whence, SEEK_SET);
 		T_EQ(fl.l_start, 0);
 		T_EQ(fl.l_len, 100);
-		fl = (struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 300,
-				     .l_len = 10 };
+		fl = (struct flock){
+			.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 300, .l_len = 10
+		};
 		T_OK(fcntl(own, F_GETLK, &fl));
 		T_EQ(fl.l_type, F_UNLCK);
 		/* Inherited descriptors do not carry POSIX locks. */
@@ -834,8 +836,9 @@ static int data_posix_locks(void)
 		T_OK(own = open("f", O_RDWR | O_CLOEXEC));
 		T_OK(data_setlk(own, F_SETLK, F_RDLCK, 0, 100));
 		T_ERRNO(EAGAIN, data_setlk(own, F_SETLK, F_WRLCK, 0, 1));
-		fl = (struct flock){ .l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0,
-				     .l_len = 0 };
+		fl = (struct flock){
+			.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0
+		};
 		T_OK(fcntl(own, F_GETLK, &fl));
 		T_EQ(fl.l_type, F_RDLCK);
 		T_EQ(fl.l_pid, parent);
@@ -970,8 +973,8 @@ static int data_pattern_64m(void)
 		if (memcmp(got + off, expected + off, 1 << 20) != 0)
 			for (i = off; i < off + (1 << 20); i++)
 				if (got[i] != expected[i])
-					T_FAIL("byte %zu of 64 MiB: expected 0x%02x, got 0x%02x",
-					       i, expected[i], got[i]);
+					T_FAIL("byte %zu of 64 MiB: expected 0x%02x, got 0x%02x", i,
+					       expected[i], got[i]);
 	for (i = 0; i < 64; i++) {
 		size_t len = 1 + data_rng_next(&rng) % (1 << 20);
 		size_t at = data_rng_next(&rng) % (DATA_BIG_SIZE - len);

@@ -38,19 +38,19 @@
 #define T_EXIT_FAIL 1
 #define T_EXIT_SKIP 77
 
-#define NR_PREFIXES	    5
-#define NR_LEAVES	    8
-#define NR_PATHS	    (NR_PREFIXES * NR_LEAVES)
-#define NR_DIR_PATHS	    4
-#define NR_STEPS	    6
-#define MAX_IO		    (256 * 1024)
-#define MAX_EXTENT	    (8 << 20)
-#define MAX_XATTR_VALUE	    128
-#define XATTR_LIST_SIZE	    4096
-#define COMPARE_CHUNK	    (1 << 20)
-#define MAX_TREE_REPORTS    20
-#define DEFAULT_SEED	    1
-#define DEFAULT_NR_OPS	    3000
+#define NR_PREFIXES 5
+#define NR_LEAVES 8
+#define NR_PATHS (NR_PREFIXES * NR_LEAVES)
+#define NR_DIR_PATHS 4
+#define NR_STEPS 6
+#define MAX_IO (256 * 1024)
+#define MAX_EXTENT (8 << 20)
+#define MAX_XATTR_VALUE 128
+#define XATTR_LIST_SIZE 4096
+#define COMPARE_CHUNK (1 << 20)
+#define MAX_TREE_REPORTS 20
+#define DEFAULT_SEED 1
+#define DEFAULT_NR_OPS 3000
 #define DEFAULT_CHECK_EVERY 200
 
 /*

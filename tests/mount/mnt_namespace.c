@@ -13,7 +13,7 @@
 
 #include "harness.h"
 
-#define NS_NR_MANY 2000	/* entries in the readdir-while-modifying checks */
+#define NS_NR_MANY 2000 /* entries in the readdir-while-modifying checks */
 
 static int ns_make_file(const char *path, const char *data)
 {
@@ -347,7 +347,7 @@ static int ns_unix_socket(void)
 
 static int ns_device_nodes(void)
 {
-	const dev_t big = makedev(4095, 1048575);	/* largest a 32-bit dev_t encodes */
+	const dev_t big = makedev(4095, 1048575); /* largest a 32-bit dev_t encodes */
 	struct stat st;
 	int ret, err;
 
@@ -598,8 +598,8 @@ static int ns_rename_exchange(void)
 	T_CALL(ns_expect_content("p/sub", "F"));
 	T_ERRNO(ENOENT, renameat2(AT_FDCWD, "a", AT_FDCWD, "missing", RENAME_EXCHANGE));
 	T_ERRNO(ENOENT, renameat2(AT_FDCWD, "missing", AT_FDCWD, "a", RENAME_EXCHANGE));
-	T_ERRNO(EINVAL, renameat2(AT_FDCWD, "a", AT_FDCWD, "b",
-				  RENAME_EXCHANGE | RENAME_NOREPLACE));
+	T_ERRNO(EINVAL,
+		renameat2(AT_FDCWD, "a", AT_FDCWD, "b", RENAME_EXCHANGE | RENAME_NOREPLACE));
 	/* A directory cannot be swapped with its own descendant. */
 	T_ERRNO(EINVAL, renameat2(AT_FDCWD, "q", AT_FDCWD, "q/file", RENAME_EXCHANGE));
 	/* Exchanging a name with itself is a no-op. */
@@ -642,8 +642,7 @@ static int ns_rename_whiteout(void)
 	T_OK(lstat("d", &st));
 	T_EQ_OCT(st.st_mode, S_IFCHR);
 	T_CALL(ns_expect_nlink(".", 3));
-	T_ERRNO(EINVAL, renameat2(AT_FDCWD, "c", AT_FDCWD, "x",
-				  RENAME_WHITEOUT | RENAME_EXCHANGE));
+	T_ERRNO(EINVAL, renameat2(AT_FDCWD, "c", AT_FDCWD, "x", RENAME_WHITEOUT | RENAME_EXCHANGE));
 	/* A whiteout is an ordinary 0:0 device node that unlink removes. */
 	T_OK(unlink("a"));
 	return T_EXIT_PASS;
@@ -786,9 +785,9 @@ static int ns_readdir_types(void)
 		const char *name;
 		unsigned char d_type;
 	} kinds[] = {
-		{ ".", DT_DIR }, { "..", DT_DIR }, { "f", DT_REG }, { "d", DT_DIR },
-		{ "l", DT_LNK }, { "p", DT_FIFO }, { "s", DT_SOCK }, { "c", DT_CHR },
-		{ "b", DT_BLK },
+		{ ".", DT_DIR },  { "..", DT_DIR }, { "f", DT_REG },
+		{ "d", DT_DIR },  { "l", DT_LNK },  { "p", DT_FIFO },
+		{ "s", DT_SOCK }, { "c", DT_CHR },  { "b", DT_BLK },
 	};
 	struct sockaddr_un addr = { .sun_family = AF_UNIX, .sun_path = "s" };
 	int seen[sizeof(kinds) / sizeof(kinds[0])] = { 0 };
@@ -856,7 +855,7 @@ static int ns_readdir_empty(void)
 	return T_EXIT_PASS;
 }
 
-#define NS_NR_SEEK 100	/* files in the directory of the seek checks */
+#define NS_NR_SEEK 100 /* files in the directory of the seek checks */
 #define NS_NR_SEEK_ENTRIES (NS_NR_SEEK + 2)
 
 static const int ns_seek_probes[] = { 0, 1, 2, 37, 64, NS_NR_SEEK, NS_NR_SEEK + 1 };
@@ -1015,8 +1014,7 @@ static int ns_readdir_unlink_during(void)
 				T_FAIL("getdents64: expected only e0000..e%04d, got \"%s\"",
 				       NS_NR_MANY - 1, d->d_name);
 			if (seen[idx]++)
-				T_FAIL("getdents64: expected \"%s\" once, got it again",
-				       d->d_name);
+				T_FAIL("getdents64: expected \"%s\" once, got it again", d->d_name);
 			/* Remove every other entry just read... */
 			if (idx % 2 == 0 && !removed[idx]) {
 				T_OK(unlinkat(fd, d->d_name, 0));
@@ -1101,8 +1099,7 @@ static int ns_readdir_create_during(void)
 				T_FAIL("getdents64: expected only e* and n* names, got \"%s\"",
 				       d->d_name);
 			if (seen[idx]++)
-				T_FAIL("getdents64: expected \"%s\" once, got it again",
-				       d->d_name);
+				T_FAIL("getdents64: expected \"%s\" once, got it again", d->d_name);
 		}
 		snprintf(path, sizeof(path), "d/n%05d", nr_calls);
 		T_CALL(ns_make_file(path, NULL));

@@ -16,7 +16,7 @@
 #include "tierfs/backend.h"
 #include "tierfs/codec.h"
 
-#define NR_PAGES 256		/* capacity of each backend under test, in pages */
+#define NR_PAGES 256 /* capacity of each backend under test, in pages */
 
 struct config {
 	const struct tier_backend_ops *ops;
@@ -282,7 +282,8 @@ static void *work(void *arg)
 		w->b->ops->free(w->b, slots, n);
 		w->nr_rounds++;
 		clock_gettime(CLOCK_MONOTONIC, &now);
-	} while (now.tv_sec < end.tv_sec || (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
+	} while (now.tv_sec < end.tv_sec ||
+		 (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec));
 	free(src);
 	free(dst);
 	return NULL;

@@ -484,8 +484,8 @@ static void test_remount(struct tierfs *fs)
  */
 static void test_json_escaping(struct tierfs *fs)
 {
-	static const char *const paths[] = { "/rel\"q", "/x\",\"y\":\"", "/back\\slash\\",
-					     "/tab\tnl\x01", "/caf\xc3\xa9", "/bad\xff" };
+	static const char *const paths[] = { "/rel\"q",	     "/x\",\"y\":\"", "/back\\slash\\",
+					     "/tab\tnl\x01", "/caf\xc3\xa9",  "/bad\xff" };
 	static char buf[CTL_REPLY_MAX];
 	char request[256];
 
@@ -522,7 +522,7 @@ static void test_json_escaping(struct tierfs *fs)
 static void test_authority(struct tierfs *fs)
 {
 	static const char *const changes[] = { "set mem=100%", "set memlimit=0", "reclaim all",
-					       "drain start", "drain stop", "remount size=2m" };
+					       "drain start",  "drain stop",	 "remount size=2m" };
 	uid_t owner = fs->opts.uid, other = geteuid() == 12345 ? 12346 : 12345;
 	uint64_t mem_cap = fs->data.mem_cap_pages;
 	static char buf[CTL_REPLY_MAX];

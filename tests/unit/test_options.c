@@ -274,8 +274,8 @@ static void test_built_in(void)
 	size_t len = 0;
 
 	for (const struct tier_backend_ops *const *b = backend_table; *b; b++) {
-		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
-					len ? " " : "", (*b)->name);
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? " " : "",
+					(*b)->name);
 		snprintf(list, sizeof(list), "backend=%s%s", (*b)->name,
 			 strcmp((*b)->name, "file") ? "" : ":/var/tmp");
 		check_set_context("-o %s", list);
@@ -288,8 +288,8 @@ static void test_built_in(void)
 
 	len = 0;
 	for (const struct codec *const *c = codec_table; *c; c++) {
-		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s",
-					len ? " " : "", (*c)->name);
+		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? " " : "",
+					(*c)->name);
 		snprintf(list, sizeof(list), "compressor=%s", (*c)->name);
 		check_set_context("-o %s", list);
 		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
@@ -561,8 +561,7 @@ static void test_remount(void)
 		  0, "" },
 		{ "remount,backend=ramdisk", -EINVAL,
 		  "backend= cannot change on a mounted tierfs" },
-		{ "remount,backend=none", -EINVAL,
-		  "backend= cannot change on a mounted tierfs" },
+		{ "remount,backend=none", -EINVAL, "backend= cannot change on a mounted tierfs" },
 		{ "remount,compressor=lz4:9", -EINVAL,
 		  "compressor= cannot change on a mounted tierfs" },
 		{ "remount,mode=0700", -EINVAL, "mode= cannot change on a mounted tierfs" },
