@@ -43,6 +43,10 @@ struct swap_counters {
  *
  * Locking
  *
+ * ns->lock (rwlock, ns.h): directory contents, link counts, the list of
+ *	all inodes and their lookup counts; write for any change.  Taken
+ *	before any inode->lock, never under one.  A file that loses its
+ *	last name has its pages freed after it is dropped (fs_ops.h).
  * inode->lock (rwlock, ns.h): the inode's page map and size, and the
  *	index, swap_slot and writeback flags of its struct lru_page.  Read
  *	for data_has_swapped, data_read, data_read_mem (which loads from the
@@ -69,6 +73,7 @@ struct swap_counters {
  *	under it (file I/O), and registers lists under lru->lock.
  *
  * Order:
+ *	ns->lock -> inode->lock
  *	inode->lock (held by the allocating thread)
  *	  reclaim.batch_lock
  *	    lru->lock
