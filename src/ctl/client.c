@@ -314,10 +314,14 @@ static int strip_status(char *buf)
 	return -EPROTO;
 }
 
+/* How long a mount with no daemon name bound yet is looked at again. */
+#define CTL_BIND_GRACE_MS 500
+
 int ctl_request_timeout(const char *path, const char *request, int timeout_ms, char *buf,
 			size_t size)
 {
-	uint64_t deadline = clock_now_ms() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
+	uint64_t start = clock_now_ms(),
+		 deadline = start + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
 	char(*names)[108] = NULL;
 	struct ctl_mount m;
 	unsigned int nr, nr_seen = 0;
@@ -329,7 +333,11 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 		return err;
 	if (!m.is_tierfs)
 		return -ENOTCONN;
-	/* A stopped daemon's backlog fills: try it again until the deadline. */
+	/*
+	 * A stopped daemon's backlog fills: try it again until the deadline.
+	 * A daemon binds its name just after the mount appears: with none
+	 * bound, look again for a moment.
+	 */
 	do {
 		bool is_busy = false;
 
@@ -343,7 +351,7 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 			is_busy |= fd == -EAGAIN;
 			nr_seen += fd != -EPERM && fd != -ECONNREFUSED;
 		}
-		if (fd >= 0 || !is_busy)
+		if (fd >= 0 || (!is_busy && (nr || clock_now_ms() - start >= CTL_BIND_GRACE_MS)))
 			break;
 		poll(NULL, 0, 20);
 	} while (clock_now_ms() < deadline);
