@@ -452,6 +452,18 @@ static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
 	fuse_reply_err(req, -err);
 }
 
+/* The reply to getxattr or listxattr of size bytes: the size alone when 0; frees buf. */
+static void reply_xattr(fuse_req_t req, char *buf, size_t size, ssize_t ret)
+{
+	if (ret < 0)
+		fuse_reply_err(req, (int)-ret);
+	else if (!size)
+		fuse_reply_xattr(req, (size_t)ret);
+	else
+		fuse_reply_buf(req, buf, (size_t)ret);
+	free(buf);
+}
+
 static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct inode *inode = fs_inode_of(fs_of(req), ino);
@@ -465,13 +477,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	pthread_rwlock_rdlock(&inode->lock);
 	ret = is_known_xattr(name) ? xattr_get(&inode->xattrs, name, buf, size) : -EOPNOTSUPP;
 	pthread_rwlock_unlock(&inode->lock);
-	if (ret < 0)
-		fuse_reply_err(req, (int)-ret);
-	else if (!size)
-		fuse_reply_xattr(req, (size_t)ret);
-	else
-		fuse_reply_buf(req, buf, (size_t)ret);
-	free(buf);
+	reply_xattr(req, buf, size, ret);
 }
 
 static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
@@ -487,13 +493,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	pthread_rwlock_rdlock(&inode->lock);
 	ret = xattr_list_names(&inode->xattrs, fuse_req_ctx(req)->uid == 0, buf, size);
 	pthread_rwlock_unlock(&inode->lock);
-	if (ret < 0)
-		fuse_reply_err(req, (int)-ret);
-	else if (!size)
-		fuse_reply_xattr(req, (size_t)ret);
-	else
-		fuse_reply_buf(req, buf, (size_t)ret);
-	free(buf);
+	reply_xattr(req, buf, size, ret);
 }
 
 static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
