@@ -653,16 +653,47 @@ int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, si
 	return nr;
 }
 
+/* Swapped pages data_read_mem loads in one backend call. */
+#define READ_MEM_BATCH 32
+
+/* Swapped pages of a data_read_mem waiting for their load, into bounce pages. */
+struct read_mem_batch {
+	unsigned int nr;
+	uint64_t slots[READ_MEM_BATCH];
+	void *pages[READ_MEM_BATCH];
+	char *dst[READ_MEM_BATCH]; /* where in the caller's buffer each goes */
+	size_t in_page[READ_MEM_BATCH], len[READ_MEM_BATCH];
+	char *bounce; /* READ_MEM_BATCH page-aligned pages, allocated at the first */
+};
+
+/* Load the batch and copy it out.  Returns 0, -ENOMEM or -EIO. */
+static int read_mem_flush(struct data_space *ds, struct read_mem_batch *b)
+{
+	int err;
+
+	if (!b->nr)
+		return 0;
+	err = ds->backend->ops->load(ds->backend, b->slots, b->pages, b->nr);
+	if (err)
+		return err == -ENOMEM ? err : -EIO;
+	for (unsigned int i = 0; i < b->nr; i++)
+		memcpy(b->dst[i], (char *)b->pages[i] + b->in_page[i], b->len[i]);
+	b->nr = 0;
+	return 0;
+}
+
 ssize_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t off, void *buf,
 		      size_t len)
 {
+	struct read_mem_batch b = { .nr = 0 };
 	size_t done = 0;
+	int err = 0;
 
 	if (off >= inode->size)
 		return 0;
 	if (len > inode->size - off)
 		len = inode->size - off;
-	while (done < len) {
+	while (!err && done < len) {
 		uint64_t pos = off + done;
 		size_t in_page = pos & (PAGE_SIZE - 1);
 		size_t n = PAGE_SIZE - in_page < len - done ? PAGE_SIZE - in_page : len - done;
@@ -671,23 +702,28 @@ ssize_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t
 		if (pagemap_kind(entry) == PAGEMAP_KIND_FILLED) {
 			fill_page_range((char *)buf + done, pagemap_fill(entry), in_page, n);
 		} else if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
-			uint64_t slot = pagemap_slot(entry);
-			char *tmp = aligned_alloc(PAGE_SIZE, PAGE_SIZE);
-			void *dst = tmp;
-			int err = tmp ? ds->backend->ops->load(ds->backend, &slot, &dst, 1) :
-					-ENOMEM;
-
-			if (!err)
-				memcpy((char *)buf + done, tmp + in_page, n);
-			free(tmp);
-			if (err)
-				return err == -ENOMEM ? err : -EIO;
-		} else
+			if (!b.bounce &&
+			    !(b.bounce = aligned_alloc(PAGE_SIZE, READ_MEM_BATCH * PAGE_SIZE))) {
+				err = -ENOMEM;
+				break;
+			}
+			b.slots[b.nr] = pagemap_slot(entry);
+			b.pages[b.nr] = b.bounce + b.nr * PAGE_SIZE;
+			b.dst[b.nr] = (char *)buf + done;
+			b.in_page[b.nr] = in_page;
+			b.len[b.nr++] = n;
+			if (b.nr == READ_MEM_BATCH)
+				err = read_mem_flush(ds, &b);
+		} else {
 			memcpy((char *)buf + done, page_for_read(ds, entry, NULL, NULL) + in_page,
 			       n);
+		}
 		done += n;
 	}
-	return (ssize_t)done;
+	if (!err)
+		err = read_mem_flush(ds, &b);
+	free(b.bounce);
+	return err ? err : (ssize_t)done;
 }
 
 /* Zero bytes [start, end) of page index, if it holds anything but zeros. */

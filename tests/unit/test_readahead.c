@@ -995,6 +995,55 @@ out:
 	space_destroy(&ds);
 }
 
+/*
+ * An O_DIRECT read of swapped data (data_read_mem): the pages load in
+ * batches of 32, not one by one, and stay swapped; a read that starts and
+ * ends inside pages gets exactly its bytes.
+ */
+static void test_read_mem_batches(void)
+{
+	static unsigned char expected[NR_FILE * P], got[NR_FILE * P];
+	struct data_space ds;
+	struct faulty_backend *w;
+	struct inode f;
+	unsigned int calls;
+
+	check_set_context("O_DIRECT read of swapped pages");
+	if (!wrap_space_new(&ds, &w, true, MEM_PAGES))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR_FILE, 12);
+	if (!evict_all(&ds, &f, NR_FILE))
+		goto out;
+	for (uint64_t i = 0; i < NR_FILE; i++)
+		pattern(expected + i * P, 12, i);
+
+	calls = faulty_nr_calls(w, FAULTY_LOAD);
+	memset(got, 0xee, sizeof(got));
+	pthread_rwlock_rdlock(&f.lock);
+	CHECK_EQ((ssize_t)sizeof(got), data_read_mem(&ds, &f, 0, got, sizeof(got)));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_MEM(expected, got, sizeof(got));
+	CHECK_EQ(calls + NR_FILE / 32, faulty_nr_calls(w, FAULTY_LOAD));
+	CHECK_EQ(32, faulty_nr_last(w, FAULTY_LOAD));
+	CHECK_EQ(NR_FILE, nr_swapped(&f, NR_FILE));
+	CHECK_EQ(0, pool_in_use(&ds));
+
+	/* Half a page in, three pages long: four pages in one call. */
+	calls = faulty_nr_calls(w, FAULTY_LOAD);
+	memset(got, 0xee, sizeof(got));
+	pthread_rwlock_rdlock(&f.lock);
+	CHECK_EQ((ssize_t)(3 * P), data_read_mem(&ds, &f, P / 2, got, 3 * P));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_MEM(expected + P / 2, got, 3 * P);
+	CHECK_EQ(0xee, got[3 * P]);
+	CHECK_EQ(calls + 1, faulty_nr_calls(w, FAULTY_LOAD));
+	CHECK_EQ(4, faulty_nr_last(w, FAULTY_LOAD));
+out:
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
 int main(void)
 {
 	test_policy();
@@ -1018,5 +1067,6 @@ int main(void)
 	test_drain_hits(7);
 	test_drain_load_failure(false);
 	test_drain_load_failure(true);
+	test_read_mem_batches();
 	return check_done("readahead");
 }
