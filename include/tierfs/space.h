@@ -106,8 +106,7 @@ struct data_space {
 	uint64_t limit_bytes;		     /* memlimit=; 0 = none */
 	uint64_t env_limit_bytes;	     /* the cgroup's limit, or RAM's; 0 = none */
 	uint64_t budget_stamp_ns;	     /* last update, CLOCK_MONOTONIC */
-	uint64_t backend_peak_bytes;	     /* RAM pool's largest since the last trim */
-	uint64_t rss_trimmed_bytes;	     /* anonymous memory after the last trim for it */
+	uint64_t excess_floor_bytes;	     /* least memory beyond the model since a trim */
 	struct swap_counters swap;
 	struct readahead ra;
 	atomic_bool is_draining; /* a drain runs: reclaim stores nothing */

@@ -146,7 +146,7 @@ static bool update_locked(struct data_space *ds)
 		ds->backend->ops->get_stats(ds->backend, &bs);
 	if (limit) {
 		struct budget_footprint fp;
-		uint64_t other, room, rss, headroom;
+		uint64_t other, room, rss, headroom, model, excess;
 
 		/*
 		 * The stock is budgeted at its target; a surplus (left by
@@ -158,37 +158,28 @@ static bool update_locked(struct data_space *ds)
 			pagepool_get_stats(ds->pool, &ps);
 		}
 		footprint_of(ds, &ps, &bs, &fp);
-		/*
-		 * malloc keeps what a RAM pool frees until told to give it
-		 * back, and without that the budget would count memory the
-		 * daemon still holds as free.
-		 */
-		if (fp.backend + trim_bytes(limit) < ds->backend_peak_bytes) {
-			malloc_trim(0);
-			ds->backend_peak_bytes = fp.backend;
-		}
-		if (fp.backend > ds->backend_peak_bytes)
-			ds->backend_peak_bytes = fp.backend;
 		headroom = BUDGET_HEADROOM + (limit >> BUDGET_HEADROOM_SHIFT);
 		other = fp.backend + fp.descriptors + ps.nr_ready_target * PAGE_SIZE + headroom;
+		model = fp.resident + fp.stock + other - headroom;
 		/*
-		 * What the model misses (heap, stacks, libfuse buffers, a pool's
-		 * freed memory malloc still holds), measured; the page cache's
-		 * share of the headroom stays.
+		 * What the model misses (heap, stacks, libfuse buffers), measured.
+		 * Memory malloc holds but no one uses (what a RAM pool freed, or
+		 * what one thread's arena freed and another's does not reuse)
+		 * shows as the excess growing: once it has grown by a trim's
+		 * worth since its lowest, malloc gives it back.
 		 */
 		rss = rss_anon_bytes();
-		/*
-		 * Memory freed by one thread's arena and not reused by
-		 * another's shows here first: once the excess has grown by a
-		 * trim's worth, malloc gives it back.
-		 */
-		if (rss > fp.resident + fp.stock + other - headroom + trim_bytes(limit) &&
-		    rss > ds->rss_trimmed_bytes + trim_bytes(limit)) {
+		excess = rss > model ? rss - model : 0;
+		if (excess > ds->excess_floor_bytes + trim_bytes(limit)) {
 			malloc_trim(0);
 			rss = rss_anon_bytes();
-			ds->rss_trimmed_bytes = rss;
+			excess = rss > model ? rss - model : 0;
+			ds->excess_floor_bytes = excess;
 		}
-		if (rss > fp.resident + fp.stock + other - headroom + (8ULL << 20))
+		if (excess < ds->excess_floor_bytes)
+			ds->excess_floor_bytes = excess;
+		/* The page cache's share of the headroom stays. */
+		if (excess > (8ULL << 20))
 			other = rss - fp.resident - fp.stock + ps.nr_ready_target * PAGE_SIZE +
 				(limit >> BUDGET_HEADROOM_SHIFT);
 		room = limit > other ? (limit - other) >> PAGE_SHIFT : 0;
