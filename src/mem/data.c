@@ -663,8 +663,19 @@ struct read_mem_batch {
 	void *pages[READ_MEM_BATCH];
 	char *dst[READ_MEM_BATCH]; /* where in the caller's buffer each goes */
 	size_t in_page[READ_MEM_BATCH], len[READ_MEM_BATCH];
-	char *bounce; /* READ_MEM_BATCH page-aligned pages, allocated at the first */
+	char *bounce; /* page-aligned, allocated at the first swapped page */
 };
+
+/*
+ * Bounce pages for the swapped pages of [pos, pos + len): no more than the
+ * read spans, so that a small O_DIRECT read costs no large allocation.
+ */
+static size_t read_mem_bounce_pages(uint64_t pos, size_t len)
+{
+	uint64_t nr = ((pos & (PAGE_SIZE - 1)) + len + PAGE_SIZE - 1) >> PAGE_SHIFT;
+
+	return nr < READ_MEM_BATCH ? (size_t)nr : READ_MEM_BATCH;
+}
 
 /* Load the batch and copy it out.  Returns 0, -ENOMEM or -EIO. */
 static int read_mem_flush(struct data_space *ds, struct read_mem_batch *b)
@@ -702,8 +713,11 @@ ssize_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t
 		if (pagemap_kind(entry) == PAGEMAP_KIND_FILLED) {
 			fill_page_range((char *)buf + done, pagemap_fill(entry), in_page, n);
 		} else if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
-			if (!b.bounce &&
-			    !(b.bounce = aligned_alloc(PAGE_SIZE, READ_MEM_BATCH * PAGE_SIZE))) {
+			if (!b.bounce)
+				b.bounce = aligned_alloc(PAGE_SIZE,
+							 read_mem_bounce_pages(pos, len - done) *
+								 PAGE_SIZE);
+			if (!b.bounce) {
 				err = -ENOMEM;
 				break;
 			}
