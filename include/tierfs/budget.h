@@ -10,10 +10,32 @@
 #ifndef TIERFS_BUDGET_H
 #define TIERFS_BUDGET_H
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
 struct data_space;
+
+/*
+ * The budget of a data space (ds->budget).  The atomics are written under
+ * lock and read without it; the rest is read and written under lock.
+ */
+struct budget {
+	atomic_uint_fast64_t mem_pages;	     /* resident budget now: the hard limit */
+	atomic_uint_fast64_t high_pages;     /* reclaimer wakes above high, */
+	atomic_uint_fast64_t low_pages;	     /* stops at low */
+	atomic_bool is_pool_full;	     /* the limit allows no RAM backend growth */
+	atomic_bool is_backend_tight;	     /* no room to keep clean copies */
+	atomic_uint_fast64_t capacity_x1024; /* weighted pages data may use; 0 = no bound */
+	atomic_uint_fast64_t filled_weight;  /* of a page using no memory yet, x1024 */
+	pthread_mutex_t lock;
+	uint64_t mem_cap_pages;	     /* mem=; 0 = none */
+	uint64_t limit_bytes;	     /* memlimit=; 0 = none */
+	uint64_t env_limit_bytes;    /* the cgroup's limit, or RAM's; 0 = none */
+	uint64_t stamp_ns;	     /* last update, CLOCK_MONOTONIC */
+	uint64_t excess_floor_bytes; /* least memory beyond the model since a trim */
+};
 
 /* What the file data costs in memory, in bytes. */
 struct budget_footprint {
@@ -42,8 +64,8 @@ struct budget_footprint {
  * The budget's lock and the limit of the surroundings (as
  * budget_set_env_limit; 0: none), before any cap is set; by space_init.
  */
-void budget_init(struct data_space *ds, uint64_t env_limit_bytes);
-void budget_fini(struct data_space *ds);
+void budget_init(struct budget *b, uint64_t env_limit_bytes);
+void budget_fini(struct budget *b);
 
 void budget_footprint(struct data_space *ds, struct budget_footprint *out);
 
@@ -62,7 +84,7 @@ void budget_footprint(struct data_space *ds, struct budget_footprint *out);
 int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes);
 
 /*
- * The caps budget_set() last took, both read in one hold of budget_lock:
+ * The caps budget_set() last took, both read in one hold of its lock:
  * mem= in bytes and memlimit=, 0 = none.
  */
 void budget_get_caps(struct data_space *ds, uint64_t *mem_bytes, uint64_t *limit_bytes);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "tierfs/budget.h"
 #include "tierfs/lru.h"
 #include "tierfs/readahead.h"
 #include "tierfs/reclaim.h"
@@ -62,9 +63,10 @@ struct swap_counters {
  * lru->lock (lru.h): the lists, their links and counts, the scan record,
  *	lru->all[]; an lru_page's inode while it is under writeback.  Short;
  *	no I/O.  Victims' inodes are taken under it by trylock only.
- * budget_lock: the caps below it, the stamps, and the writes of the
- *	budget's atomics (mem_pages, high_pages, low_pages, is_pool_full,
- *	is_backend_tight, capacity_x1024, filled_weight; read lock-free).
+ * budget.lock (struct budget, budget.h): the caps, the stamps, and the
+ *	writes of the budget's atomics (mem_pages, high_pages, low_pages,
+ *	is_pool_full, is_backend_tight, capacity_x1024, filled_weight; read
+ *	lock-free).
  *	Under it budget_update reads /proc/self/statm, takes the backend's
  *	and the pool's stats locks, may trim the pool and malloc.
  * reclaim.lock (struct reclaimer): stop and the reclaimer's sleep on wake.
@@ -78,11 +80,11 @@ struct swap_counters {
  *	  reclaim.batch_lock
  *	    lru->lock
  *	      inode->lock of a victim, by trylock only
- *	inode->lock -> budget_lock (a refused write refreshes the budget)
+ *	inode->lock -> budget.lock (a refused write refreshes the budget)
  *	tenants->lock -> lru->lock
- * budget_lock is never taken under reclaim.batch_lock: reclaim_batch
+ * budget.lock is never taken under reclaim.batch_lock: reclaim_batch
  * updates the budget after dropping it.  reclaim.lock nests under none:
- * whoever saw the budget shrink kicks the reclaimer after budget_lock is
+ * whoever saw the budget shrink kicks the reclaimer after budget.lock is
  * dropped.
  */
 struct data_space {
@@ -92,21 +94,9 @@ struct data_space {
 	atomic_uint_fast64_t nr_filled; /* of which same-filled */
 
 	struct tier_backend *backend;
-	struct lru lru;			     /* resident pages, when backend */
-	atomic_uint_fast64_t mem_pages;	     /* resident budget now: the hard limit */
-	atomic_uint_fast64_t high_pages;     /* reclaimer wakes above high, */
-	atomic_uint_fast64_t low_pages;	     /* stops at low */
-	atomic_bool is_pool_full;	     /* the limit allows no RAM backend growth */
-	atomic_bool is_backend_tight;	     /* no room to keep clean copies */
-	atomic_uint_fast64_t capacity_x1024; /* weighted pages data may use; 0 = no bound */
-	atomic_uint_fast64_t filled_weight;  /* of a page using no memory yet, x1024 */
-	atomic_uint_fast64_t nr_unwritten;   /* fallocated pages never written */
-	pthread_mutex_t budget_lock;	     /* protects the caps, and: */
-	uint64_t mem_cap_pages;		     /* mem=; 0 = none */
-	uint64_t limit_bytes;		     /* memlimit=; 0 = none */
-	uint64_t env_limit_bytes;	     /* the cgroup's limit, or RAM's; 0 = none */
-	uint64_t budget_stamp_ns;	     /* last update, CLOCK_MONOTONIC */
-	uint64_t excess_floor_bytes;	     /* least memory beyond the model since a trim */
+	struct lru lru;			   /* resident pages, when backend */
+	struct budget budget;		   /* how many of them may be resident */
+	atomic_uint_fast64_t nr_unwritten; /* fallocated pages never written */
 	struct swap_counters swap;
 	struct readahead ra;
 	atomic_bool is_draining; /* a drain runs: reclaim stores nothing */

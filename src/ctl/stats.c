@@ -105,7 +105,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	nr_free = budget_nr_free_pages(ds);
 	ITEM(NULL, "free_bytes", nr_free == UINT64_MAX ? 0 : nr_free * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "fallocated_bytes", atomic_load(&ds->nr_unwritten) * PAGE_SIZE, UNIT_BYTES);
-	ITEM(NULL, "mem_budget_bytes", ds->mem_pages * PAGE_SIZE, UNIT_BYTES);
+	ITEM(NULL, "mem_budget_bytes", ds->budget.mem_pages * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "mem_limit_bytes", budget_limit(ds), UNIT_BYTES);
 	STR(NULL, "mem_source", mem_source(fs, source, sizeof(source)));
 	ITEM(NULL, "resident_bytes", ps.nr_in_use * PAGE_SIZE, UNIT_BYTES);

@@ -123,7 +123,7 @@ static void log_mounted(struct tierfs *fs, const char *mnt)
 		mnt, (unsigned long long)(fs->opts.size >> 20),
 		(unsigned long long)fs->opts.nr_inodes,
 		ds->backend ? ds->backend->ops->name : "none", fs->opts.swap_path[0] ? ":" : "",
-		fs->opts.swap_path, (unsigned long long)(atomic_load(&ds->mem_pages) >> 8),
+		fs->opts.swap_path, (unsigned long long)(atomic_load(&ds->budget.mem_pages) >> 8),
 		(unsigned long long)(budget_limit(ds) >> 20), free_text);
 }
 

@@ -731,8 +731,8 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 	/* Slots for all of size= (or of RAM); a RAM pool's memory is bounded by the limit. */
 	cfg.capacity_bytes = opts->swapsize ? opts->swapsize : opts->size ? opts->size : ram;
 	if (!strcmp(opts->backend->name, "file")) {
-		int64_t cap = swap_file_capacity(opts, atomic_load(&ds->mem_pages) << PAGE_SHIFT,
-						 err, err_len);
+		int64_t cap = swap_file_capacity(
+			opts, atomic_load(&ds->budget.mem_pages) << PAGE_SHIFT, err, err_len);
 
 		if (cap < 0)
 			return (int)cap;

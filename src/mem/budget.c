@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "tierfs/backend.h"
@@ -68,23 +69,25 @@ static uint64_t rss_anon_bytes(void)
 					     0;
 }
 
-void budget_init(struct data_space *ds, uint64_t env_limit_bytes)
+void budget_init(struct budget *b, uint64_t env_limit_bytes)
 {
-	pthread_mutex_init(&ds->budget_lock, NULL);
-	ds->env_limit_bytes = env_limit_bytes;
+	memset(b, 0, sizeof(*b));
+	pthread_mutex_init(&b->lock, NULL);
+	b->env_limit_bytes = env_limit_bytes;
 }
 
-void budget_fini(struct data_space *ds)
+void budget_fini(struct budget *b)
 {
-	pthread_mutex_destroy(&ds->budget_lock);
+	pthread_mutex_destroy(&b->lock);
 }
 
-/* The tighter of memlimit= and the daemon's surroundings; budget_lock held. */
+/* The tighter of memlimit= and the daemon's surroundings; budget.lock held. */
 static uint64_t limit_locked(const struct data_space *ds)
 {
-	if (!ds->limit_bytes || (ds->env_limit_bytes && ds->env_limit_bytes < ds->limit_bytes))
-		return ds->env_limit_bytes;
-	return ds->limit_bytes;
+	if (!ds->budget.limit_bytes ||
+	    (ds->budget.env_limit_bytes && ds->budget.env_limit_bytes < ds->budget.limit_bytes))
+		return ds->budget.env_limit_bytes;
+	return ds->budget.limit_bytes;
 }
 
 /*
@@ -95,7 +98,7 @@ static uint64_t limit_locked(const struct data_space *ds)
  * under a limit grows until the resident budget is down to its minimum, so
  * the memory left for data (data_bytes) holds BUDGET_MIN_PAGES resident
  * pages and the rest at the pool's measured cost per page, a page with no
- * memory yet counted at its cost stored raw.  budget_lock held.
+ * memory yet counted at its cost stored raw.  budget.lock held.
  */
 static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t limit,
 				uint64_t data_bytes, const struct backend_stats *bs,
@@ -105,7 +108,7 @@ static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t li
 
 	*weight = 1024;
 	if (!ds->backend)
-		return ds->mem_cap_pages || limit ? mem * 1024 : 0;
+		return ds->budget.mem_cap_pages || limit ? mem * 1024 : 0;
 	if (!limit || !ds->backend->ops->is_sync)
 		return (mem + slots) * 1024;
 	raw = bs->raw_page_bytes > PAGE_SIZE ? bs->raw_page_bytes : PAGE_SIZE;
@@ -119,8 +122,8 @@ static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t li
 	if (pool_max + BUDGET_MIN_PAGES * PAGE_SIZE < data_bytes) {
 		/* The slots run out first, with the resident budget not yet at its minimum. */
 		resident = (data_bytes - pool_max) >> PAGE_SHIFT;
-		if (ds->mem_cap_pages && resident > ds->mem_cap_pages)
-			resident = ds->mem_cap_pages;
+		if (ds->budget.mem_cap_pages && resident > ds->budget.mem_cap_pages)
+			resident = ds->budget.mem_cap_pages;
 		return (resident + slots) * 1024;
 	}
 	*weight = raw * 1024 / per_page;
@@ -132,12 +135,12 @@ static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t li
 	       data_bytes % per_page * 1024 / per_page;
 }
 
-/* Returns whether the budget shrank below the pages in use.  budget_lock held. */
+/* Returns whether the budget shrank below the pages in use.  budget.lock held. */
 static bool update_locked(struct data_space *ds)
 {
 	struct pagepool_stats ps;
 	struct backend_stats bs = { 0 };
-	uint64_t mem = ds->mem_cap_pages ? ds->mem_cap_pages : UINT64_MAX, old;
+	uint64_t mem = ds->budget.mem_cap_pages ? ds->budget.mem_cap_pages : UINT64_MAX, old;
 	uint64_t limit = limit_locked(ds), data_bytes = 0, weight;
 	bool is_full = false;
 
@@ -170,14 +173,14 @@ static bool update_locked(struct data_space *ds)
 		 */
 		rss = rss_anon_bytes();
 		excess = rss > model ? rss - model : 0;
-		if (excess > ds->excess_floor_bytes + trim_bytes(limit)) {
+		if (excess > ds->budget.excess_floor_bytes + trim_bytes(limit)) {
 			malloc_trim(0);
 			rss = rss_anon_bytes();
 			excess = rss > model ? rss - model : 0;
-			ds->excess_floor_bytes = excess;
+			ds->budget.excess_floor_bytes = excess;
 		}
-		if (excess < ds->excess_floor_bytes)
-			ds->excess_floor_bytes = excess;
+		if (excess < ds->budget.excess_floor_bytes)
+			ds->budget.excess_floor_bytes = excess;
 		/* The page cache's share of the headroom stays. */
 		if (excess > (8ULL << 20))
 			other = rss - fp.resident - fp.stock + ps.nr_ready_target * PAGE_SIZE +
@@ -195,18 +198,18 @@ static bool update_locked(struct data_space *ds)
 		mem = ps.nr_pages_max;
 	if (mem < BUDGET_MIN_PAGES)
 		mem = BUDGET_MIN_PAGES;
-	old = atomic_exchange(&ds->mem_pages, mem);
-	atomic_store(&ds->high_pages, mem - mem / 16);
-	atomic_store(&ds->low_pages, mem - mem / 8);
+	old = atomic_exchange(&ds->budget.mem_pages, mem);
+	atomic_store(&ds->budget.high_pages, mem - mem / 16);
+	atomic_store(&ds->budget.low_pages, mem - mem / 8);
 	is_full = is_full && ds->backend && ds->backend->ops->is_sync;
-	atomic_store(&ds->is_pool_full, is_full);
+	atomic_store(&ds->budget.is_pool_full, is_full);
 	/* As the kernel frees swap cache once swap is half full (vm_swap_full). */
-	atomic_store(&ds->is_backend_tight,
+	atomic_store(&ds->budget.is_backend_tight,
 		     is_full || bs.stored_pages * 2 >= bs.capacity_bytes >> PAGE_SHIFT);
-	atomic_store(&ds->capacity_x1024,
+	atomic_store(&ds->budget.capacity_x1024,
 		     capacity_locked(ds, mem, limit, data_bytes, &bs, &weight));
-	atomic_store(&ds->filled_weight, weight);
-	ds->budget_stamp_ns = clock_now_ns();
+	atomic_store(&ds->budget.filled_weight, weight);
+	ds->budget.stamp_ns = clock_now_ns();
 	return mem < old && ds->backend && pagepool_nr_in_use(ds->pool) > mem - mem / 16;
 }
 
@@ -215,17 +218,17 @@ bool budget_update(struct data_space *ds, bool force)
 	bool has_shrunk;
 
 	if (force) {
-		pthread_mutex_lock(&ds->budget_lock);
+		pthread_mutex_lock(&ds->budget.lock);
 	} else {
-		if (pthread_mutex_trylock(&ds->budget_lock))
+		if (pthread_mutex_trylock(&ds->budget.lock))
 			return false; /* someone is at it */
-		if (clock_now_ns() - ds->budget_stamp_ns < BUDGET_INTERVAL_NS) {
-			pthread_mutex_unlock(&ds->budget_lock);
+		if (clock_now_ns() - ds->budget.stamp_ns < BUDGET_INTERVAL_NS) {
+			pthread_mutex_unlock(&ds->budget.lock);
 			return false;
 		}
 	}
 	has_shrunk = update_locked(ds);
-	pthread_mutex_unlock(&ds->budget_lock);
+	pthread_mutex_unlock(&ds->budget.lock);
 	return has_shrunk;
 }
 
@@ -233,10 +236,10 @@ bool budget_refresh(struct data_space *ds)
 {
 	bool has_shrunk = false;
 
-	pthread_mutex_lock(&ds->budget_lock);
-	if (clock_now_ns() - ds->budget_stamp_ns >= BUDGET_INTERVAL_NS)
+	pthread_mutex_lock(&ds->budget.lock);
+	if (clock_now_ns() - ds->budget.stamp_ns >= BUDGET_INTERVAL_NS)
 		has_shrunk = update_locked(ds);
-	pthread_mutex_unlock(&ds->budget_lock);
+	pthread_mutex_unlock(&ds->budget.lock);
 	return has_shrunk;
 }
 
@@ -244,39 +247,40 @@ int budget_set(struct data_space *ds, uint64_t mem_bytes, uint64_t limit_bytes)
 {
 	int ret = -EINVAL;
 
-	pthread_mutex_lock(&ds->budget_lock);
-	if (mem_bytes || limit_bytes || ds->env_limit_bytes) {
-		ds->mem_cap_pages = mem_bytes >> PAGE_SHIFT;
-		ds->limit_bytes = limit_bytes;
+	pthread_mutex_lock(&ds->budget.lock);
+	if (mem_bytes || limit_bytes || ds->budget.env_limit_bytes) {
+		ds->budget.mem_cap_pages = mem_bytes >> PAGE_SHIFT;
+		ds->budget.limit_bytes = limit_bytes;
 		ret = update_locked(ds);
 	}
-	pthread_mutex_unlock(&ds->budget_lock);
+	pthread_mutex_unlock(&ds->budget.lock);
 	return ret;
 }
 
 void budget_get_caps(struct data_space *ds, uint64_t *mem_bytes, uint64_t *limit_bytes)
 {
-	pthread_mutex_lock(&ds->budget_lock);
-	*mem_bytes = ds->mem_cap_pages << PAGE_SHIFT;
-	*limit_bytes = ds->limit_bytes;
-	pthread_mutex_unlock(&ds->budget_lock);
+	pthread_mutex_lock(&ds->budget.lock);
+	*mem_bytes = ds->budget.mem_cap_pages << PAGE_SHIFT;
+	*limit_bytes = ds->budget.limit_bytes;
+	pthread_mutex_unlock(&ds->budget.lock);
 }
 
 bool budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)
 {
 	bool has_shrunk;
 
-	pthread_mutex_lock(&ds->budget_lock);
+	pthread_mutex_lock(&ds->budget.lock);
 	/*
 	 * Lifted with nothing else to bound the budget: the one in force
 	 * stays, as mem=.  Under the same hold as the caps it reads, so a
 	 * set racing the change is not undone.
 	 */
-	if (!limit_bytes && ds->env_limit_bytes && !ds->mem_cap_pages && !ds->limit_bytes)
-		ds->mem_cap_pages = atomic_load(&ds->mem_pages);
-	ds->env_limit_bytes = limit_bytes;
+	if (!limit_bytes && ds->budget.env_limit_bytes && !ds->budget.mem_cap_pages &&
+	    !ds->budget.limit_bytes)
+		ds->budget.mem_cap_pages = atomic_load(&ds->budget.mem_pages);
+	ds->budget.env_limit_bytes = limit_bytes;
 	has_shrunk = update_locked(ds);
-	pthread_mutex_unlock(&ds->budget_lock);
+	pthread_mutex_unlock(&ds->budget.lock);
 	return has_shrunk;
 }
 
@@ -284,9 +288,9 @@ uint64_t budget_limit(struct data_space *ds)
 {
 	uint64_t limit;
 
-	pthread_mutex_lock(&ds->budget_lock);
+	pthread_mutex_lock(&ds->budget.lock);
 	limit = limit_locked(ds);
-	pthread_mutex_unlock(&ds->budget_lock);
+	pthread_mutex_unlock(&ds->budget.lock);
 	return limit;
 }
 
@@ -298,19 +302,19 @@ static uint64_t used_x1024(struct data_space *ds, uint64_t nr_more_filled)
 
 	if (filled > pages)
 		filled = pages;
-	return (pages - filled) * 1024 + filled * atomic_load(&ds->filled_weight);
+	return (pages - filled) * 1024 + filled * atomic_load(&ds->budget.filled_weight);
 }
 
 bool budget_fits(struct data_space *ds, uint64_t nr_more_filled)
 {
-	uint64_t cap = atomic_load(&ds->capacity_x1024);
+	uint64_t cap = atomic_load(&ds->budget.capacity_x1024);
 
 	return !cap || used_x1024(ds, nr_more_filled) <= cap;
 }
 
 uint64_t budget_nr_free_pages(struct data_space *ds)
 {
-	uint64_t cap = atomic_load(&ds->capacity_x1024), pages = atomic_load(&ds->nr_pages);
+	uint64_t cap = atomic_load(&ds->budget.capacity_x1024), pages = atomic_load(&ds->nr_pages);
 	uint64_t max = atomic_load(&ds->max_pages), nr_free = UINT64_MAX, used;
 
 	if (cap) {

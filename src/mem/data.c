@@ -114,7 +114,7 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 			reclaim_batch_from(ds, held, ls);
 	}
 	used = pagepool_nr_in_use(ds->pool);
-	if (used >= ds->high_pages)
+	if (used >= ds->budget.high_pages)
 		reclaim_kick(ds);
 	/*
 	 * A batch that frees nothing may only have promoted pages in use, so
@@ -123,7 +123,7 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 	 * moment, for up to about a fifth of a second in all, before calling
 	 * the budget exhausted.
 	 */
-	for (int nr_idle = 0; used >= ds->mem_pages && nr_idle < 400;) {
+	for (int nr_idle = 0; used >= ds->budget.mem_pages && nr_idle < 400;) {
 		uint64_t refused = nr_refused(ds);
 
 		atomic_fetch_add_explicit(&ds->swap.nr_direct_reclaims, 1, memory_order_relaxed);
@@ -143,7 +143,7 @@ static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_ex
 		}
 		used = pagepool_nr_in_use(ds->pool);
 	}
-	if (used >= ds->mem_pages) {
+	if (used >= ds->budget.mem_pages) {
 		if (may_exceed) {
 			atomic_fetch_add_explicit(&ds->swap.nr_budget_exceeded, 1,
 						  memory_order_relaxed);
@@ -421,7 +421,7 @@ bool data_has_swapped(const struct inode *inode, uint64_t off, size_t len)
  */
 static uint64_t keep_copy(struct data_space *ds, uint64_t slot)
 {
-	if (!atomic_load_explicit(&ds->is_backend_tight, memory_order_relaxed))
+	if (!atomic_load_explicit(&ds->budget.is_backend_tight, memory_order_relaxed))
 		return slot + 1;
 	free_slot(ds, slot);
 	atomic_fetch_add_explicit(&ds->swap.nr_copies_freed, 1, memory_order_relaxed);
@@ -454,9 +454,9 @@ static void swap_in_ahead(struct data_space *ds, struct inode *inode, uint64_t f
 	window = readahead_window(&ds->ra, is_forward || is_backward);
 	nr = readahead_collect(policy, inode, first, last, fault_slot, is_backward, window, idx,
 			       slots);
-	if (nr && pagepool_nr_in_use(ds->pool) + nr >= ds->high_pages)
+	if (nr && pagepool_nr_in_use(ds->pool) + nr >= ds->budget.high_pages)
 		reclaim_kick(ds); /* room for the next window */
-	for (; nr_room < nr && pagepool_nr_in_use(ds->pool) < ds->mem_pages; nr_room++) {
+	for (; nr_room < nr && pagepool_nr_in_use(ds->pool) < ds->budget.mem_pages; nr_room++) {
 		int64_t pfn = pagepool_alloc(ds->pool);
 
 		if (pfn < 0)

@@ -132,13 +132,13 @@ int drain_start(struct drain *d, char *msg, size_t size)
 	}
 	stored = nr_stored(ds);
 	need = stored + pagepool_nr_in_use(ds->pool);
-	if (need > ds->mem_pages) {
+	if (need > ds->budget.mem_pages) {
 		pthread_mutex_unlock(&d->lock);
 		snprintf(msg, size,
 			 "drain needs %" PRIu64 " MiB within the budget, which is %" PRIu64
 			 " MiB: raise it first (tierctl set MOUNT mem=SIZE)",
 			 (need * PAGE_SIZE + (1 << 20) - 1) >> 20,
-			 ((uint64_t)ds->mem_pages * PAGE_SIZE) >> 20);
+			 ((uint64_t)ds->budget.mem_pages * PAGE_SIZE) >> 20);
 		return -ENOSPC;
 	}
 	d->state = DRAIN_RUNNING;

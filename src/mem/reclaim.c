@@ -352,7 +352,7 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 	if (atomic_load(&ds->is_draining))
 		return 0; /* bringing everything back: nothing leaves now */
 	pthread_mutex_lock(&ds->reclaim.batch_lock);
-	may_store = !atomic_load(&ds->is_pool_full);
+	may_store = !atomic_load(&ds->budget.is_pool_full);
 	freed = finish_pending(ds, held);
 	room = RECLAIM_MAX_PENDING - ds->reclaim.nr_pending;
 	nr = isolate(ds, held, from, room < RECLAIM_BATCH ? room : RECLAIM_BATCH, v, locked,
@@ -466,7 +466,7 @@ static void *reclaimer(void *arg)
 
 	pthread_mutex_lock(&ds->reclaim.lock);
 	while (!ds->reclaim.stop) {
-		if (pagepool_nr_in_use(ds->pool) <= ds->high_pages) {
+		if (pagepool_nr_in_use(ds->pool) <= ds->budget.high_pages) {
 			if (!atomic_load(&ds->reclaim.nr_pending)) {
 				pthread_cond_wait(&ds->reclaim.wake, &ds->reclaim.lock);
 				continue;
@@ -483,12 +483,12 @@ static void *reclaimer(void *arg)
 		pthread_mutex_unlock(&ds->reclaim.lock);
 		/* A batch or two that free nothing may only have promoted pages in use. */
 		for (unsigned int nr_idle = 0;
-		     nr_idle < 3 && pagepool_nr_in_use(ds->pool) > ds->low_pages;)
+		     nr_idle < 3 && pagepool_nr_in_use(ds->pool) > ds->budget.low_pages;)
 			nr_idle = reclaim_batch(ds, NULL) ? 0 : nr_idle + 1;
 		pthread_mutex_lock(&ds->reclaim.lock);
 		/* Nothing evictable now (all busy or no room to store): back off. */
-		if (pagepool_nr_in_use(ds->pool) > ds->high_pages && !ds->reclaim.stop)
-			wait_ms(ds, atomic_load(&ds->is_pool_full) ? 100 : 10);
+		if (pagepool_nr_in_use(ds->pool) > ds->budget.high_pages && !ds->reclaim.stop)
+			wait_ms(ds, atomic_load(&ds->budget.is_pool_full) ? 100 : 10);
 	}
 	pthread_mutex_unlock(&ds->reclaim.lock);
 	return NULL;

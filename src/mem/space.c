@@ -20,7 +20,7 @@ void space_init(struct data_space *ds, struct pagepool *pool, uint64_t max_pages
 	atomic_init(&ds->nr_pages, 0);
 	atomic_init(&ds->nr_filled, 0);
 	readahead_init(&ds->ra, policy);
-	budget_init(ds, env_limit_bytes);
+	budget_init(&ds->budget, env_limit_bytes);
 	reclaim_init(&ds->reclaim);
 }
 
@@ -47,6 +47,6 @@ void space_fini(struct data_space *ds)
 		lru_destroy(&ds->lru);
 	}
 	reclaim_fini(&ds->reclaim);
-	budget_fini(ds);
+	budget_fini(&ds->budget);
 	pagepool_destroy(ds->pool);
 }

@@ -52,7 +52,7 @@ static inline bool space_new(struct data_space *ds, struct tier_backend *backend
 	CHECK_EQ(0, budget_set(ds, mem_pages * P, 0));
 	if (!CHECK_EQ(0, space_attach_backend(ds, backend)))
 		return false;
-	return CHECK_EQ(mem_pages, atomic_load(&ds->mem_pages));
+	return CHECK_EQ(mem_pages, atomic_load(&ds->budget.mem_pages));
 }
 
 static inline uint64_t pool_in_use(struct data_space *ds)

@@ -133,10 +133,10 @@ static void test_limits(void)
 	CHECK_EQ(256ULL << 20, budget_limit(&ds));
 	/* mem= and memlimit= both none is fine while the cgroup bounds. */
 	CHECK_EQ(0, budget_set(&ds, 0, 0));
-	mem = atomic_load(&ds.mem_pages);
+	mem = atomic_load(&ds.budget.mem_pages);
 	/* The cgroup's limit lifted: the budget in force stays, as mem=. */
 	budget_set_env_limit(&ds, 0);
-	CHECK_EQ(mem, atomic_load(&ds.mem_pages));
+	CHECK_EQ(mem, atomic_load(&ds.budget.mem_pages));
 	budget_get_caps(&ds, &mem_cap, &limit_cap);
 	CHECK_EQ(mem * P, mem_cap);
 	CHECK_EQ(0, limit_cap);
@@ -159,7 +159,7 @@ static void test_memory_bound(void)
 	budget_set_env_limit(&ds, 64ULL << 20);
 	CHECK(budget_nr_free_pages(&ds) < (64ULL << 20) / P);
 	CHECK(budget_nr_free_pages(&ds) > (16ULL << 20) / P);
-	CHECK(atomic_load(&ds.filled_weight) >= 1024);
+	CHECK(atomic_load(&ds.budget.filled_weight) >= 1024);
 	budget_set_env_limit(&ds, 0);
 	space_destroy(&ds);
 }

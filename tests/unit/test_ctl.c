@@ -328,7 +328,7 @@ struct refusal {
 /* Each request is refused with its reply, and no setting changes. */
 static void check_refusals(struct tierfs *fs, const struct refusal *refused, size_t nr)
 {
-	uint64_t mem_cap = fs->data.mem_cap_pages, nr_tenants = fs->tenants.nr;
+	uint64_t mem_cap = fs->data.budget.mem_cap_pages, nr_tenants = fs->tenants.nr;
 	uint64_t max_pages = fs->data.max_pages, size = fs->opts.size;
 	uint64_t max_inodes = atomic_load(&fs->ns.max_inodes);
 	int policy = atomic_load(&fs->data.ra.policy);
@@ -338,7 +338,7 @@ static void check_refusals(struct tierfs *fs, const struct refusal *refused, siz
 		check_set_context("request \"%s\"", refused[i].request);
 		CHECK_EQ(-EINVAL, ctl_handle(fs, refused[i].request, 0, buf, sizeof(buf)));
 		CHECK_STR(refused[i].reply, buf);
-		CHECK_EQ(mem_cap, fs->data.mem_cap_pages);
+		CHECK_EQ(mem_cap, fs->data.budget.mem_cap_pages);
 		CHECK_EQ(nr_tenants, fs->tenants.nr);
 		CHECK_EQ(policy, atomic_load(&fs->data.ra.policy));
 		CHECK_EQ(max_pages, fs->data.max_pages);
@@ -371,7 +371,7 @@ static void test_set_values(struct tierfs *fs)
 	/* The smallest mem= is taken; more than RAM is taken with a warning line. */
 	CHECK_EQ(0, ctl_handle(fs, "set mem=4k", 0, buf, sizeof(buf)));
 	CHECK(strstr(buf, "\nmem=4096\n") != NULL);
-	CHECK_EQ(1, fs->data.mem_cap_pages);
+	CHECK_EQ(1, fs->data.budget.mem_cap_pages);
 	CHECK_EQ(0, ctl_handle(fs, "set mem=1e", 0, buf, sizeof(buf)));
 	if (!CHECK(!strncmp(buf, "ok\nwarning: mem= value '1e' is more than the machine's RAM (",
 			    60)))
@@ -524,7 +524,7 @@ static void test_authority(struct tierfs *fs)
 	static const char *const changes[] = { "set mem=100%", "set memlimit=0", "reclaim all",
 					       "drain start",  "drain stop",	 "remount size=2m" };
 	uid_t owner = fs->opts.uid, other = geteuid() == 12345 ? 12346 : 12345;
-	uint64_t mem_cap = fs->data.mem_cap_pages;
+	uint64_t mem_cap = fs->data.budget.mem_cap_pages;
 	static char buf[CTL_REPLY_MAX];
 
 	fs->opts.uid = other;
@@ -534,7 +534,7 @@ static void test_authority(struct tierfs *fs)
 		CHECK(strstr(buf, "permission denied") != NULL);
 	}
 	check_clear_context();
-	CHECK_EQ(mem_cap, fs->data.mem_cap_pages);
+	CHECK_EQ(mem_cap, fs->data.budget.mem_cap_pages);
 	CHECK_EQ(0, ctl_handle(fs, "stats", other, buf, sizeof(buf)));
 	CHECK_EQ(0, ctl_handle(fs, "drain status", other, buf, sizeof(buf)));
 	CHECK_EQ(0, ctl_handle(fs, "set mem=64m", geteuid(), buf, sizeof(buf)));

@@ -700,7 +700,8 @@ static void test_swap_in_watermark(void)
 	struct inode f, other;
 
 	check_set_context("high watermark");
-	if (!wrap_space_new(&ds, &w, true, MEM) || !CHECK_EQ(HIGH, atomic_load(&ds.high_pages)))
+	if (!wrap_space_new(&ds, &w, true, MEM) ||
+	    !CHECK_EQ(HIGH, atomic_load(&ds.budget.high_pages)))
 		return;
 	atomic_store(&ds.ra.policy, READAHEAD_VMA);
 	file_init(&f);
