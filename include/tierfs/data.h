@@ -36,16 +36,9 @@ ssize_t data_write_mem(struct data_space *ds, struct inode *inode, const void *b
 
 /*
  * Whether [off, off+len) holds swapped pages: then data_read needs the
- * inode's write lock and data_swap_in first.
+ * inode's write lock and swapin_range first (swapin.h).
  */
 bool data_has_swapped(const struct inode *inode, uint64_t off, size_t len);
-
-/*
- * Bring the swapped pages of [off, off+len) back to memory, keeping their
- * backend copies while they stay clean.  Returns 0, -EIO (a load failed:
- * that page stays swapped) or -ENOSPC (no memory within the budget).
- */
-int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_t len);
 
 /*
  * Describe up to len bytes at off (clamped to the size) as iovecs pointing
@@ -87,18 +80,6 @@ int64_t data_seek(const struct inode *inode, uint64_t off, int whence);
  */
 ssize_t data_copy(struct data_space *ds, struct inode *dst, uint64_t dst_off,
 		  const struct inode *src, uint64_t src_off, uint64_t len);
-
-/*
- * Bring up to max swapped pages of inode from page *from on back to memory
- * for good (their slots freed), loading in slot order, and free the backend
- * copies of its clean resident pages, counted in *nr_hits.  *from moves
- * past the pages looked at, so that a file is walked once however many
- * calls it takes.  Allocates without reclaim: the caller made sure they
- * fit.  Returns pages brought back (0: none left from *from on), or
- * -ENOMEM / -EIO with the failed pages still swapped and *from unmoved.
- */
-int64_t data_drain(struct data_space *ds, struct inode *inode, uint64_t *from, unsigned int max,
-		   uint64_t *nr_hits);
 
 /* Free every page of the inode. */
 void data_release(struct data_space *ds, struct inode *inode);

@@ -23,6 +23,7 @@
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
 #include "tierfs/space.h"
+#include "tierfs/swapin.h"
 #include "fs_ops.h"
 
 void fs_set_open_flags(struct tierfs *fs, struct fuse_file_info *fi)
@@ -143,7 +144,7 @@ void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 		pthread_rwlock_wrlock(&inode->lock);
 		/* Bringing in a late page can evict an early one: until all are in. */
 		for (int i = 0; !err && data_has_swapped(inode, (uint64_t)off, size); i++)
-			err = i < 8 ? data_swap_in(&fs->data, inode, (uint64_t)off, size) : -ENOMEM;
+			err = i < 8 ? swapin_range(&fs->data, inode, (uint64_t)off, size) : -ENOMEM;
 		if (err) {
 			pthread_rwlock_unlock(&inode->lock);
 			fuse_reply_err(req, -err);

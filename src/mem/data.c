@@ -18,6 +18,8 @@
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
 
+#include "data_priv.h"
+
 static const char zero_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
 static struct log_ratelimit enospc_log, load_log;
@@ -78,7 +80,7 @@ static void fill_page_range(char *dst, uint32_t fill, size_t start, size_t n)
 		dst[i] = word[(start + i) & 3];
 }
 
-static void free_slot(struct data_space *ds, uint64_t slot)
+void data_free_slot(struct data_space *ds, uint64_t slot)
 {
 	ds->backend->ops->free(ds->backend, &slot, 1);
 }
@@ -90,14 +92,7 @@ static uint64_t nr_refused(struct data_space *ds)
 	       atomic_load_explicit(&ds->swap.nr_limit_rejects, memory_order_relaxed);
 }
 
-/*
- * A pool page within the budget: at the hard limit this thread reclaims a
- * few batches itself, from the inode it holds locked too.  When nothing can
- * be evicted (the backend is full), a write fails with ENOSPC but a read or
- * a write into a fallocated page (may_exceed) goes over the budget:
- * refusing to read data, or to keep fallocate's promise, is worse.
- */
-static int64_t alloc_page(struct data_space *ds, struct inode *held, bool may_exceed)
+int64_t data_alloc_page(struct data_space *ds, struct inode *held, bool may_exceed)
 {
 	bool is_rechecked = false;
 	uint64_t used;
@@ -164,9 +159,8 @@ static struct lru_lists *lists_of(struct data_space *ds, const struct inode *ino
 	return inode->lists ? inode->lists : &ds->lru.root;
 }
 
-/* A page became resident at index; swap_slot + 1 of its clean copy, or 0. */
-static void track_resident(struct data_space *ds, struct inode *inode, uint64_t index, uint32_t pfn,
-			   uint64_t swap_slot)
+void data_track_resident(struct data_space *ds, struct inode *inode, uint64_t index, uint32_t pfn,
+			 uint64_t swap_slot)
 {
 	struct lru_lists *lists = lists_of(ds, inode);
 
@@ -176,8 +170,7 @@ static void track_resident(struct data_space *ds, struct inode *inode, uint64_t 
 	atomic_fetch_add_explicit(&lists->nr_resident, 1, memory_order_relaxed);
 }
 
-/* A swapped page of inode was loaded or freed. */
-static void untrack_swapped(struct data_space *ds, const struct inode *inode, uint64_t nr)
+void data_untrack_swapped(struct data_space *ds, const struct inode *inode, uint64_t nr)
 {
 	atomic_fetch_sub_explicit(&lists_of(ds, inode)->nr_swapped, nr, memory_order_relaxed);
 }
@@ -202,7 +195,7 @@ static void dirty_resident(struct data_space *ds, uint32_t pfn)
 		return;
 	p = lru_page(&ds->lru, pfn);
 	if (p->swap_slot) {
-		free_slot(ds, p->swap_slot - 1);
+		data_free_slot(ds, p->swap_slot - 1);
 		p->swap_slot = 0;
 	}
 	if (p->is_writeback)
@@ -230,7 +223,7 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 
 			atomic_fetch_sub_explicit(&p->lists->nr_resident, 1, memory_order_relaxed);
 			if (p->swap_slot)
-				free_slot(ds, p->swap_slot - 1);
+				data_free_slot(ds, p->swap_slot - 1);
 			p->swap_slot = 0;
 			if (atomic_exchange(&p->is_readahead, false))
 				atomic_fetch_add_explicit(&ds->ra.nr_misses, 1,
@@ -241,8 +234,8 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 		pagepool_free_page(ds->pool, pfn);
 		break;
 	case PAGEMAP_KIND_SWAPPED:
-		free_slot(ds, pagemap_slot(entry));
-		untrack_swapped(ds, ((struct release_ctx *)ctx)->inode, 1);
+		data_free_slot(ds, pagemap_slot(entry));
+		data_untrack_swapped(ds, ((struct release_ctx *)ctx)->inode, 1);
 		break;
 	case PAGEMAP_KIND_FILLED:
 		atomic_fetch_sub(&ds->nr_filled, 1);
@@ -277,7 +270,7 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 			return NULL;
 	}
 	/* A fallocated page was promised: past a full budget, like a read. */
-	pfn = alloc_page(ds, inode, pagemap_is_unwritten(entry));
+	pfn = data_alloc_page(ds, inode, pagemap_is_unwritten(entry));
 	if (pfn < 0) {
 		*err = (int)pfn;
 		goto uncharge;
@@ -306,12 +299,12 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 			atomic_fetch_sub(&ds->nr_unwritten, 1);
 		fill_page(page, pagemap_fill(entry));
 	} else if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
-		free_slot(ds, pagemap_slot(entry)); /* about to be written: stale */
-		untrack_swapped(ds, inode, 1);
+		data_free_slot(ds, pagemap_slot(entry)); /* about to be written: stale */
+		data_untrack_swapped(ds, inode, 1);
 	} else if (!is_whole) {
 		memset(page, 0, PAGE_SIZE);
 	}
-	track_resident(ds, inode, index, (uint32_t)pfn, 0);
+	data_track_resident(ds, inode, index, (uint32_t)pfn, 0);
 	return page;
 
 free_page:
@@ -411,219 +404,6 @@ bool data_has_swapped(const struct inode *inode, uint64_t off, size_t len)
 		if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED)
 			return true;
 	return false;
-}
-
-/*
- * The swap_slot + 1 a page loaded from slot keeps, or 0 with the slot freed:
- * a clean copy saves a store at the next eviction, but when the backend is
- * half full or a RAM pool holds the memory limit, the room matters more
- * (a read must not grow the footprint past the limit).
- */
-static uint64_t keep_copy(struct data_space *ds, uint64_t slot)
-{
-	if (!atomic_load_explicit(&ds->budget.is_backend_tight, memory_order_relaxed))
-		return slot + 1;
-	free_slot(ds, slot);
-	atomic_fetch_add_explicit(&ds->swap.nr_copies_freed, 1, memory_order_relaxed);
-	return 0;
-}
-
-/*
- * Load what readahead picks besides a fault on [first, last]: clean pages
- * on the inactive list, unused, so that those never read go first.  Only
- * within the budget, never by reclaiming on this thread: it wakes the
- * reclaimer to make room for the next window instead.
- */
-static void swap_in_ahead(struct data_space *ds, struct inode *inode, uint64_t first, uint64_t last,
-			  uint64_t fault_slot)
-{
-	enum readahead_policy policy = readahead_effective(&ds->ra, ds->backend);
-	uint64_t idx[READAHEAD_MAX_WINDOW], slots[READAHEAD_MAX_WINDOW];
-	uint32_t pfns[READAHEAD_MAX_WINDOW];
-	void *pages[READAHEAD_MAX_WINDOW];
-	bool is_forward = first >= inode->ra_prev_end &&
-			  first - inode->ra_prev_end <= READAHEAD_MAX_WINDOW;
-	bool is_backward = last < inode->ra_prev_first &&
-			   inode->ra_prev_first - last <= READAHEAD_MAX_WINDOW;
-	unsigned int window, nr, nr_room = 0;
-
-	inode->ra_prev_first = first;
-	inode->ra_prev_end = last + 1;
-	if (policy == READAHEAD_DIRECT)
-		return;
-	window = readahead_window(&ds->ra, is_forward || is_backward);
-	nr = readahead_collect(policy, inode, first, last, fault_slot, is_backward, window, idx,
-			       slots);
-	if (nr && pagepool_nr_in_use(ds->pool) + nr >= ds->budget.high_pages)
-		reclaim_kick(ds); /* room for the next window */
-	for (; nr_room < nr && pagepool_nr_in_use(ds->pool) < ds->budget.mem_pages; nr_room++) {
-		int64_t pfn = pagepool_alloc(ds->pool);
-
-		if (pfn < 0)
-			break;
-		pfns[nr_room] = (uint32_t)pfn;
-		pages[nr_room] = pagepool_addr(ds->pool, (uint32_t)pfn);
-	}
-	if (nr_room && ds->backend->ops->load(ds->backend, slots, pages, nr_room))
-		goto free_pages; /* readahead failing fails no read */
-	for (unsigned int i = 0; i < nr_room; i++) {
-		if (pagemap_set(&inode->pages, idx[i], pagemap_mk_resident(pfns[i]), NULL)) {
-			pagepool_free_page(ds->pool, pfns[i]);
-			continue;
-		}
-		track_resident(ds, inode, idx[i], pfns[i], keep_copy(ds, slots[i]));
-		untrack_swapped(ds, inode, 1);
-		atomic_store(&lru_page(&ds->lru, pfns[i])->is_readahead, true);
-		atomic_fetch_add_explicit(&ds->ra.nr_pages, 1, memory_order_relaxed);
-		atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
-	}
-	return;
-
-free_pages:
-	for (unsigned int i = 0; i < nr_room; i++)
-		pagepool_free_page(ds->pool, pfns[i]);
-}
-
-int data_swap_in(struct data_space *ds, struct inode *inode, uint64_t off, size_t len)
-{
-	enum { BATCH = 32 };
-	uint64_t index = off >> PAGE_SHIFT, last, entry;
-	uint64_t idx[BATCH], slots[BATCH], fault_index = UINT64_MAX, fault_slot = 0;
-	int64_t pfns[BATCH];
-	void *pages[BATCH];
-	unsigned int nr;
-	int err = 0;
-
-	if (!len || off >= inode->size)
-		return 0;
-	last = (off + len - 1) >> PAGE_SHIFT;
-	while (!err) {
-		for (nr = 0; nr < BATCH && pagemap_next(&inode->pages, &index, last, &entry);
-		     index++) {
-			if (pagemap_kind(entry) != PAGEMAP_KIND_SWAPPED)
-				continue;
-			pfns[nr] = alloc_page(ds, inode, true);
-			if (pfns[nr] < 0) {
-				err = (int)pfns[nr];
-				break;
-			}
-			idx[nr] = index;
-			slots[nr] = pagemap_slot(entry);
-			pages[nr] = pagepool_addr(ds->pool, (uint32_t)pfns[nr]);
-			if (fault_index == UINT64_MAX) {
-				fault_index = index;
-				fault_slot = slots[nr];
-			}
-			nr++;
-		}
-		if (!nr)
-			break;
-		if (ds->backend->ops->load(ds->backend, slots, pages, nr)) {
-			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, nr,
-						  memory_order_relaxed);
-			log_limited(&load_log, LOG_ERR, "%u swapped pages failed to load: EIO", nr);
-			err = -EIO;
-		}
-		for (unsigned int i = 0; i < nr; i++) {
-			if (err == -EIO ||
-			    pagemap_set(&inode->pages, idx[i],
-					pagemap_mk_resident((uint32_t)pfns[i]), NULL)) {
-				pagepool_free_page(ds->pool, (uint32_t)pfns[i]);
-				continue;
-			}
-			/* Clean: the backend copy stays valid until a write. */
-			track_resident(ds, inode, idx[i], (uint32_t)pfns[i],
-				       keep_copy(ds, slots[i]));
-			untrack_swapped(ds, inode, 1);
-			lru_mark_loaded(&ds->lru, (uint32_t)pfns[i]);
-			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
-		}
-	}
-	if (!err && fault_index != UINT64_MAX)
-		swap_in_ahead(ds, inode, fault_index, last, fault_slot);
-	return err;
-}
-
-static int cmp_by_slot(const void *a, const void *b)
-{
-	const uint64_t *x = a, *y = b; /* {slot, index} pairs */
-
-	return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
-int64_t data_drain(struct data_space *ds, struct inode *inode, uint64_t *from, unsigned int max,
-		   uint64_t *nr_hits)
-{
-	enum { BATCH = 32 };
-	uint64_t(*found)[2] = malloc(max * sizeof(*found));
-	uint64_t index = *from, entry, done = 0;
-	unsigned int nr = 0;
-	int err = 0;
-
-	if (!found)
-		return -ENOMEM;
-	while (nr < max && pagemap_next(&inode->pages, &index, UINT64_MAX, &entry)) {
-		if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
-			found[nr][0] = pagemap_slot(entry);
-			found[nr++][1] = index;
-		} else if (pagemap_kind(entry) == PAGEMAP_KIND_RESIDENT) {
-			struct lru_page *p = lru_page(&ds->lru, pagemap_pfn(entry));
-
-			/* Resident already: only its backend copy goes. */
-			if (p->swap_slot) {
-				free_slot(ds, p->swap_slot - 1);
-				p->swap_slot = 0;
-				/* Counted here, so not again when read. */
-				atomic_store(&p->is_readahead, false);
-				(*nr_hits)++;
-			}
-		}
-		if (index++ == UINT64_MAX)
-			break;
-	}
-	/* In slot order: sequential reads for the file backend. */
-	qsort(found, nr, sizeof(*found), cmp_by_slot);
-	for (unsigned int i = 0; i < nr && !err; i += BATCH) {
-		unsigned int n = nr - i < BATCH ? nr - i : BATCH;
-		uint64_t slots[BATCH];
-		uint32_t pfns[BATCH];
-		void *pages[BATCH];
-		unsigned int got;
-
-		for (got = 0; got < n; got++) {
-			int64_t pfn = pagepool_alloc(ds->pool);
-
-			if (pfn < 0)
-				break;
-			pfns[got] = (uint32_t)pfn;
-			pages[got] = pagepool_addr(ds->pool, (uint32_t)pfn);
-			slots[got] = found[i + got][0];
-		}
-		if (got < n)
-			err = -ENOMEM;
-		else if (ds->backend->ops->load(ds->backend, slots, pages, n))
-			err = -EIO;
-		for (unsigned int j = 0; j < got; j++) {
-			if (err || pagemap_set(&inode->pages, found[i + j][1],
-					       pagemap_mk_resident(pfns[j]), NULL)) {
-				pagepool_free_page(ds->pool, pfns[j]);
-				continue;
-			}
-			free_slot(ds, slots[j]);
-			track_resident(ds, inode, found[i + j][1], pfns[j], 0);
-			untrack_swapped(ds, inode, 1);
-			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
-			done++;
-		}
-		if (err == -EIO)
-			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, n,
-						  memory_order_relaxed);
-	}
-	free(found);
-	if (err)
-		return err;
-	*from = index;
-	return (int64_t)done;
 }
 
 int data_read(struct data_space *ds, const struct inode *inode, uint64_t off, size_t len,

@@ -16,6 +16,7 @@
 #include "tierfs/log.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
+#include "tierfs/swapin.h"
 
 /* Pages one batch brings back, at most: the inode is locked meanwhile. */
 #define DRAIN_BATCH 256
@@ -64,7 +65,7 @@ static int drain_pass(struct drain *d)
 				break;
 			}
 			pthread_rwlock_wrlock(&inode->lock);
-			n = data_drain(d->ds, inode, &from, DRAIN_BATCH, &hits);
+			n = swapin_drain(d->ds, inode, &from, DRAIN_BATCH, &hits);
 			pthread_rwlock_unlock(&inode->lock);
 			if (n < 0)
 				err = (int)n;

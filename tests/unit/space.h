@@ -19,6 +19,7 @@
 #include "tierfs/readahead.h"
 #include "tierfs/reclaim.h"
 #include "tierfs/space.h"
+#include "tierfs/swapin.h"
 #include "check.h"
 
 #define P PAGE_SIZE

@@ -39,7 +39,7 @@ static void read_pages(struct data_space *ds, struct inode *inode, uint64_t firs
 	pthread_rwlock_wrlock(&inode->lock);
 	for (uint64_t i = first; i < first + nr; i++) {
 		if (data_has_swapped(inode, i * P, P))
-			CHECK_EQ(0, data_swap_in(ds, inode, i * P, P));
+			CHECK_EQ(0, swapin_range(ds, inode, i * P, P));
 		pattern(expected, seed, i);
 		if (CHECK_EQ(1, data_read(ds, inode, i * P, P, iov, &scratch)))
 			CHECK_MEM(expected, iov[0].iov_base, P);
@@ -134,7 +134,7 @@ static void test_loaded(void)
 
 	/* Loaded, not read yet, alone: a scan spares them, once. */
 	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, data_swap_in(&ds, &f, 0, NR * P));
+	CHECK_EQ(0, swapin_range(&ds, &f, 0, NR * P));
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(0, reclaim_batch(&ds, NULL));
 	CHECK_EQ(NR, nr_resident(&f, 0, NR));
@@ -147,7 +147,7 @@ static void test_loaded(void)
 	 * them another pass and takes other's.
 	 */
 	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, data_swap_in(&ds, &f, 0, NR * P));
+	CHECK_EQ(0, swapin_range(&ds, &f, 0, NR * P));
 	pthread_rwlock_unlock(&f.lock);
 	for (uint64_t i = 0; i < NR; i++)
 		CHECK_EQ(LRU_LOADED, atomic_load(&lru_page_of(&ds, &f, i)->uses));
@@ -159,7 +159,7 @@ static void test_loaded(void)
 
 	/* Loaded and read once, as a streaming read does: used once, they go. */
 	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, data_swap_in(&ds, &f, 0, NR * P));
+	CHECK_EQ(0, swapin_range(&ds, &f, 0, NR * P));
 	CHECK_EQ(NR, data_read(&ds, &f, 0, NR * P, iov, &scratch));
 	pthread_rwlock_unlock(&f.lock);
 	for (uint64_t i = 0; i < NR; i++)

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unit tests of swap-in readahead and the drain's data_drain: the policy
+ * Unit tests of swap-in readahead and the drain's swapin_drain: the policy
  * names, the adaptive window, which pages each policy picks from a page map,
- * what data_swap_in reads ahead and how hits and misses are counted, and
- * data_drain bringing a file back in batches, through failing loads too.
+ * what swapin_range reads ahead and how hits and misses are counted, and
+ * swapin_drain bringing a file back in batches, through failing loads too.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -86,7 +86,7 @@ static int swap_in(struct data_space *ds, struct inode *inode, uint64_t index, u
 	int err;
 
 	pthread_rwlock_wrlock(&inode->lock);
-	err = data_swap_in(ds, inode, index * P, nr * P);
+	err = swapin_range(ds, inode, index * P, nr * P);
 	pthread_rwlock_unlock(&inode->lock);
 	return err;
 }
@@ -382,7 +382,7 @@ static void test_collect_cluster(void)
 }
 
 /*
- * Fault at index after index through data_swap_in, each time at the page
+ * Fault at index after index through swapin_range, each time at the page
  * next in the direction of the walk still swapped, and use every page read
  * ahead (one through a write, the rest through data_read or data_read_mem);
  * checks the window each fault chose and what it read ahead.
@@ -785,7 +785,7 @@ out:
 }
 
 /*
- * data_drain from *from on until it returns 0 (or fails); checks each
+ * swapin_drain from *from on until it returns 0 (or fails); checks each
  * call's count.
  */
 static int64_t drain_all(struct data_space *ds, struct inode *inode, uint64_t *from,
@@ -799,7 +799,7 @@ static int64_t drain_all(struct data_space *ds, struct inode *inode, uint64_t *f
 		uint64_t swapped = nr_swapped(inode, NR_FILE * 2), stored = backend_stored(ds);
 
 		pthread_rwlock_wrlock(&inode->lock);
-		n = data_drain(ds, inode, from, max, nr_hits);
+		n = swapin_drain(ds, inode, from, max, nr_hits);
 		pthread_rwlock_unlock(&inode->lock);
 		++*nr_calls;
 		if (n < 0)
@@ -832,7 +832,7 @@ static void test_drain_batches(unsigned int max)
 
 	/* The first call takes the first max swapped pages by index. */
 	pthread_rwlock_wrlock(&f.lock);
-	n = data_drain(&ds, &f, &from, max, &nr_hits);
+	n = swapin_drain(&ds, &f, &from, max, &nr_hits);
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(max < NR ? max : NR, n);
 	CHECK_EQ(max < NR ? max : NR, from);
@@ -861,9 +861,9 @@ static void test_drain_batches(unsigned int max)
 	}
 	/* Nothing left: 0 at once, from the cursor or from the start. */
 	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, data_drain(&ds, &f, &from, max, &nr_hits));
+	CHECK_EQ(0, swapin_drain(&ds, &f, &from, max, &nr_hits));
 	from = 0;
-	CHECK_EQ(0, data_drain(&ds, &f, &from, max, &nr_hits));
+	CHECK_EQ(0, swapin_drain(&ds, &f, &from, max, &nr_hits));
 	CHECK_EQ(NR, from);
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(0, nr_hits);
@@ -953,7 +953,7 @@ static void test_drain_load_failure(bool is_persistent)
 	/* 64 pages load in two batches of 32: the second fails. */
 	CHECK_EQ(0, faulty_fail(w, FAULTY_LOAD, 2, -EIO, is_persistent));
 	pthread_rwlock_wrlock(&f.lock);
-	n = data_drain(&ds, &f, &from, NR_FILE, &nr_hits);
+	n = swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits);
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(-EIO, n);
 	CHECK_EQ(0, from); /* unmoved: the failed pages are looked at again */
@@ -973,8 +973,8 @@ static void test_drain_load_failure(bool is_persistent)
 		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, swapped));
 		/* Still failing: every call fails and changes nothing. */
 		pthread_rwlock_wrlock(&f.lock);
-		CHECK_EQ(-EIO, data_drain(&ds, &f, &from, NR_FILE, &nr_hits));
-		CHECK_EQ(-EIO, data_swap_in(&ds, &f, 0, NR_FILE * P));
+		CHECK_EQ(-EIO, swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits));
+		CHECK_EQ(-EIO, swapin_range(&ds, &f, 0, NR_FILE * P));
 		CHECK_EQ(-EIO, data_read_mem(&ds, &f, swapped * P, got, P));
 		pthread_rwlock_unlock(&f.lock);
 		CHECK_EQ(32, nr_swapped(&f, NR_FILE));

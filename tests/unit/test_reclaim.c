@@ -575,7 +575,7 @@ static void test_filled_and_clean(void)
 
 	/* Read back, not written: its copy stays and reclaim just drops it. */
 	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, data_swap_in(&ds, &f, 0, 2 * P));
+	CHECK_EQ(0, swapin_range(&ds, &f, 0, 2 * P));
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 1));
 	check_pattern(&ds, &f, 1, 9); /* the read it was loaded for */
@@ -592,7 +592,7 @@ static void test_filled_and_clean(void)
 
 	/* Read back and written: the copy is stale, so the next eviction stores. */
 	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, data_swap_in(&ds, &f, P, P));
+	CHECK_EQ(0, swapin_range(&ds, &f, P, P));
 	CHECK_EQ(1, data_write_mem(&ds, &f, "x", 1, P));
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(0, backend_stored(&ds));

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Swap-in: bringing swapped pages back to memory.  A fault loads the pages
+ * asked for and then what the readahead policy (readahead.h, ds->ra)
+ * picks around them; the drain loads whole files in slot order.  Each call
+ * expects the inode's write lock.
+ */
+#ifndef TIERFS_SWAPIN_H
+#define TIERFS_SWAPIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tierfs/space.h"
+
+struct inode;
+
+/*
+ * Bring the swapped pages of [off, off+len) back to memory, keeping their
+ * backend copies while they stay clean.  Returns 0, -EIO (a load failed:
+ * that page stays swapped) or -ENOSPC (no memory within the budget).
+ */
+int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_t len);
+
+/*
+ * Bring up to max swapped pages of inode from page *from on back to memory
+ * for good (their slots freed), loading in slot order, and free the backend
+ * copies of its clean resident pages, counted in *nr_hits.  *from moves
+ * past the pages looked at, so that a file is walked once however many
+ * calls it takes.  Allocates without reclaim: the caller made sure they
+ * fit.  Returns pages brought back (0: none left from *from on), or
+ * -ENOMEM / -EIO with the failed pages still swapped and *from unmoved.
+ */
+int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from, unsigned int max,
+		     uint64_t *nr_hits);
+
+#endif

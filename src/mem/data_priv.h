@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the file data and swap-in share inside mem/: taking a pool page
+ * within the budget and keeping the LRU's counts as pages come and go.
+ * Each expects the inode's write lock.
+ */
+#ifndef TIERFS_DATA_PRIV_H
+#define TIERFS_DATA_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct data_space;
+struct inode;
+
+/*
+ * A pool page within the budget: at the hard limit this thread reclaims a
+ * few batches itself, from held, the inode it holds locked, too.  When
+ * nothing can be evicted (the backend is full), a write fails with ENOSPC
+ * but a read or a write into a fallocated page (may_exceed) goes over the
+ * budget: refusing to read data, or to keep fallocate's promise, is worse.
+ * Returns the pfn or -ENOSPC / -ENOMEM.
+ */
+int64_t data_alloc_page(struct data_space *ds, struct inode *held, bool may_exceed);
+
+/* A page became resident at index; swap_slot + 1 of its clean copy, or 0. */
+void data_track_resident(struct data_space *ds, struct inode *inode, uint64_t index, uint32_t pfn,
+			 uint64_t swap_slot);
+
+/* nr swapped pages of inode were loaded or freed. */
+void data_untrack_swapped(struct data_space *ds, const struct inode *inode, uint64_t nr);
+
+/* Give a backend slot back. */
+void data_free_slot(struct data_space *ds, uint64_t slot);
+
+#endif
