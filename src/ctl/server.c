@@ -30,7 +30,7 @@
 #include "tierfs/codec.h"
 #include "tierfs/ctl.h"
 #include "tierfs/drain.h"
-#include "tierfs/fs.h"
+#include "tierfs/tierfs.h"
 #include "tierfs/log.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "tierfs/data.h"
 #include "tierfs/fs.h"
 
 /* tmpfs reports a directory's size as 20 bytes an entry, "." and ".." included. */

@@ -15,7 +15,8 @@
 #include "tierfs/backend.h"
 #include "tierfs/codec.h"
 #include "tierfs/ctl.h"
-#include "tierfs/fs.h"
+#include "tierfs/data.h"
+#include "tierfs/tierfs.h"
 #include "check.h"
 
 #define RAM (1ULL << 30)
