@@ -165,6 +165,22 @@ int fs_check_name(const char *name)
 	return strlen(name) > NS_NAME_MAX ? -ENAMETOOLONG : 0;
 }
 
+void fs_set_open_flags(struct tierfs *fs, struct fuse_file_info *fi)
+{
+	switch (fs->opts.cache) {
+	case CACHE_NEVER:
+		fi->direct_io = 1;
+		break;
+	case CACHE_AUTO:
+		fi->direct_io = !!(fi->flags & O_DIRECT);
+		fi->keep_cache = !fi->direct_io;
+		break;
+	case CACHE_ALWAYS:
+		fi->keep_cache = 1;
+		break;
+	}
+}
+
 void fs_op_init(void *userdata, struct fuse_conn_info *conn)
 {
 	struct tierfs *fs = userdata;
@@ -197,12 +213,12 @@ void fs_op_init(void *userdata, struct fuse_conn_info *conn)
 	conn->time_gran = 1;
 }
 
-static void op_destroy(void *userdata)
+void fs_op_destroy(void *userdata)
 {
 	(void)userdata;
 }
 
-static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct tierfs *fs = fs_of(req);
 	struct fuse_entry_param e;
@@ -232,7 +248,7 @@ static void forget_one(struct tierfs *fs, fuse_ino_t ino, uint64_t nlookup)
 	fs_drop_if_unused(fs, inode);
 }
 
-static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+void fs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct tierfs *fs = fs_of(req);
 
@@ -242,7 +258,7 @@ static void op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 	fuse_reply_none(req);
 }
 
-static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+void fs_op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
 {
 	struct tierfs *fs = fs_of(req);
 
@@ -253,7 +269,7 @@ static void op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 	fuse_reply_none(req);
 }
 
-static void op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+void fs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);
 	struct inode *inode = fs_inode_of(fs, ino);
@@ -325,8 +341,8 @@ static int setattr_locked(struct tierfs *fs, struct inode *inode, struct stat *a
 	return 0;
 }
 
-static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
-		       struct fuse_file_info *fi)
+void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		   struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);
 	struct inode *inode = fs_inode_of(fs, ino);
@@ -349,7 +365,7 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
  * reference and send the forget that frees it at once.  Only an open file
  * (read, write) pins the inode until its release.
  */
-static void op_readlink(fuse_req_t req, fuse_ino_t ino)
+void fs_op_readlink(fuse_req_t req, fuse_ino_t ino)
 {
 	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	char target[NS_SYMLINK_MAX + 1];
@@ -371,7 +387,7 @@ static void op_readlink(fuse_req_t req, fuse_ino_t ino)
  * capacity the budget and the backend have left, so blocks shrink below
  * size= when the capacity is the tighter bound.
  */
-static void op_statfs(fuse_req_t req, fuse_ino_t ino)
+void fs_op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct tierfs *fs = fs_of(req);
 	uint64_t used = atomic_load(&fs->data.nr_pages), nr_free;
@@ -440,8 +456,8 @@ static int setxattr_locked(struct inode *inode, const char *name, const char *va
 	return 0;
 }
 
-static void op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
-			size_t size, int flags)
+void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		    size_t size, int flags)
 {
 	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	int err;
@@ -464,7 +480,7 @@ static void reply_xattr(fuse_req_t req, char *buf, size_t size, ssize_t ret)
 	free(buf);
 }
 
-static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	char *buf = NULL;
@@ -480,7 +496,7 @@ static void op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	reply_xattr(req, buf, size, ret);
 }
 
-static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	char *buf = NULL;
@@ -496,7 +512,7 @@ static void op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	reply_xattr(req, buf, size, ret);
 }
 
-static void op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
 	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	int err;
@@ -546,9 +562,9 @@ static void set_flags(fuse_req_t req, struct inode *inode, uint32_t flags)
  * before it asks; like tmpfs, only i, a, d and A exist, and FSSETXATTR
  * refuses project ids and extent sizes.
  */
-static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
-		     struct fuse_file_info *fi, unsigned int flags, const void *in_buf,
-		     size_t in_bufsz, size_t out_bufsz)
+void fs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		 struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
+		 size_t out_bufsz)
 {
 	struct inode *inode = fs_inode_of(fs_of(req), ino);
 	struct fsxattr fsx;
@@ -605,41 +621,3 @@ static void op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg
 	}
 	fuse_reply_err(req, EINVAL);
 }
-
-const struct fuse_lowlevel_ops tierfs_ops = {
-	.init = fs_op_init,
-	.destroy = op_destroy,
-	.lookup = op_lookup,
-	.forget = op_forget,
-	.forget_multi = op_forget_multi,
-	.getattr = op_getattr,
-	.setattr = op_setattr,
-	.readlink = op_readlink,
-	.mknod = fs_op_mknod,
-	.mkdir = fs_op_mkdir,
-	.unlink = fs_op_unlink,
-	.rmdir = fs_op_rmdir,
-	.symlink = fs_op_symlink,
-	.rename = fs_op_rename,
-	.link = fs_op_link,
-	.open = fs_op_open,
-	.read = fs_op_read,
-	.release = fs_op_release,
-	.write_buf = fs_op_write_buf,
-	.fsync = fs_op_fsync,
-	.opendir = fs_op_opendir,
-	.releasedir = fs_op_releasedir,
-	.readdir = fs_op_readdir,
-	.readdirplus = fs_op_readdirplus,
-	.fsyncdir = fs_op_fsync,
-	.statfs = op_statfs,
-	.setxattr = op_setxattr,
-	.getxattr = op_getxattr,
-	.listxattr = op_listxattr,
-	.removexattr = op_removexattr,
-	.create = fs_op_create,
-	.ioctl = op_ioctl,
-	.fallocate = fs_op_fallocate,
-	.lseek = fs_op_lseek,
-	.copy_file_range = fs_op_copy_file_range,
-};

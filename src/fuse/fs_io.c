@@ -26,22 +26,6 @@
 #include "tierfs/swapin.h"
 #include "fs_ops.h"
 
-void fs_set_open_flags(struct tierfs *fs, struct fuse_file_info *fi)
-{
-	switch (fs->opts.cache) {
-	case CACHE_NEVER:
-		fi->direct_io = 1;
-		break;
-	case CACHE_AUTO:
-		fi->direct_io = !!(fi->flags & O_DIRECT);
-		fi->keep_cache = !fi->direct_io;
-		break;
-	case CACHE_ALWAYS:
-		fi->keep_cache = 1;
-		break;
-	}
-}
-
 void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);

@@ -68,6 +68,8 @@ void fs_add_dir_size(struct inode *dir, int nr_entries);
 
 int fs_check_name(const char *name);
 
+/* fs_names.c: names and directories. */
+
 void fs_op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev);
 
 void fs_op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode);
@@ -96,6 +98,8 @@ void fs_op_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 void fs_op_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		       struct fuse_file_info *fi);
 
+/* fs_io.c: open files and their data. */
+
 void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
 
 void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
@@ -116,6 +120,38 @@ void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			   struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			   struct fuse_file_info *fi_out, size_t len, int flags);
 
+/* fs.c: the session, attributes, xattrs, statfs and ioctl. */
+
 void fs_op_init(void *userdata, struct fuse_conn_info *conn);
+
+void fs_op_destroy(void *userdata);
+
+void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name);
+
+void fs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup);
+
+void fs_op_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets);
+
+void fs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi);
+
+void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		   struct fuse_file_info *fi);
+
+void fs_op_readlink(fuse_req_t req, fuse_ino_t ino);
+
+void fs_op_statfs(fuse_req_t req, fuse_ino_t ino);
+
+void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+		    size_t size, int flags);
+
+void fs_op_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size);
+
+void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size);
+
+void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name);
+
+void fs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
+		 struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
+		 size_t out_bufsz);
 
 #endif
