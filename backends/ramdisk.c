@@ -64,6 +64,7 @@ struct ramdisk_shard {
 	struct ramdisk_chunk *spare;   /* an all-free chunk kept warm, or NULL */
 	uint64_t nr_chunks;
 	uint64_t nr_stored;
+	atomic_uint_fast64_t nr_holes; /* free pages of its chunks, read unlocked */
 	uint64_t nr_stores, nr_loads, nr_frees, nr_load_errors;
 };
 
@@ -145,8 +146,18 @@ static struct ramdisk_chunk *ramdisk_chunk_new(struct ramdisk_shard *sh)
 	return c;
 }
 
-/* A free page as an index entry, or 0 when memory ran out.  Under sh->lock. */
-static uintptr_t ramdisk_page_get(struct ramdisk_shard *sh)
+/* Publish the shard's free chunk pages for stores to look at.  Under sh->lock. */
+static void ramdisk_count_holes(struct ramdisk_shard *sh)
+{
+	atomic_store_explicit(&sh->nr_holes, sh->nr_chunks * RAMDISK_CHUNK_PAGES - sh->nr_stored,
+			      memory_order_relaxed);
+}
+
+/*
+ * A free page as an index entry, or 0 when memory ran out or, unless
+ * may_grow, the chunks have none.  Under sh->lock.
+ */
+static uintptr_t ramdisk_page_get(struct ramdisk_shard *sh, bool may_grow)
 {
 	struct ramdisk_chunk *c = sh->partial;
 	unsigned int page;
@@ -154,7 +165,7 @@ static uintptr_t ramdisk_page_get(struct ramdisk_shard *sh)
 	/* Fill partly used chunks first so that the spare can stay empty. */
 	if (c && c == sh->spare && c->next)
 		c = c->next;
-	if (!c)
+	if (!c && may_grow)
 		c = ramdisk_chunk_new(sh);
 	if (!c)
 		return 0;
@@ -232,10 +243,11 @@ static void ramdisk_shard_trim(struct ramdisk_shard *sh)
 
 /*
  * Store up to RAMDISK_PIECE pages in one shard: how many were stored (a
- * prefix), with *err saying why the rest was not.
+ * prefix), with *err saying why the rest was not; unless may_grow, only
+ * into the free pages of its chunks, stopping with *err unchanged.
  */
 static unsigned int ramdisk_shard_store(struct ramdisk_shard *sh, void *const *pages,
-					unsigned int nr, uint64_t *slots, int *err)
+					unsigned int nr, uint64_t *slots, bool may_grow, int *err)
 {
 	void *dst[RAMDISK_PIECE];
 	unsigned int i;
@@ -250,10 +262,11 @@ static unsigned int ramdisk_shard_store(struct ramdisk_shard *sh, void *const *p
 			*err = (int)local;
 			break;
 		}
-		entry = ramdisk_page_get(sh);
+		entry = ramdisk_page_get(sh, may_grow);
 		if (!entry) {
 			sh->free_slots[sh->nr_free_slots++] = (uint32_t)local;
-			*err = -ENOMEM;
+			if (may_grow)
+				*err = -ENOMEM;
 			break;
 		}
 		*ramdisk_entry(sh, (uint32_t)local) = entry;
@@ -262,6 +275,7 @@ static unsigned int ramdisk_shard_store(struct ramdisk_shard *sh, void *const *p
 	}
 	sh->nr_stored += i;
 	sh->nr_stores += i;
+	ramdisk_count_holes(sh);
 	pthread_mutex_unlock(&sh->lock);
 
 	for (unsigned int k = 0; k < i; k++)
@@ -279,14 +293,33 @@ static int ramdisk_store(struct tier_backend *tb, void *const *pages, unsigned i
 
 	if (!nr)
 		return 0;
-	/* The home shard first, then the others in turn once it is full. */
+	/*
+	 * Into the free pages of chunks mapped already, in any shard: loads
+	 * free pages in the shards of their slots, stores come from the
+	 * storing thread's, and new chunks while others have holes would grow
+	 * the pool with nothing more stored.
+	 */
+	for (unsigned int k = 0; k < rd->nr_shards && done < nr; k++) {
+		struct ramdisk_shard *sh = &rd->shards[(home + k) % rd->nr_shards];
+
+		while (done < nr && atomic_load_explicit(&sh->nr_holes, memory_order_relaxed)) {
+			unsigned int want = nr - done < RAMDISK_PIECE ? nr - done : RAMDISK_PIECE;
+			unsigned int got = ramdisk_shard_store(sh, pages + done, want, slots + done,
+							       false, &err);
+
+			done += got;
+			if (got < want)
+				break;
+		}
+	}
+	/* Then new chunks: the home shard first, the others in turn once it is full. */
 	for (unsigned int k = 0; k < rd->nr_shards && done < nr; k++) {
 		struct ramdisk_shard *sh = &rd->shards[(home + k) % rd->nr_shards];
 
 		while (done < nr) {
 			unsigned int want = nr - done < RAMDISK_PIECE ? nr - done : RAMDISK_PIECE;
-			unsigned int got =
-				ramdisk_shard_store(sh, pages + done, want, slots + done, &err);
+			unsigned int got = ramdisk_shard_store(sh, pages + done, want, slots + done,
+							       true, &err);
 
 			done += got;
 			if (got < want)
@@ -377,6 +410,7 @@ static void ramdisk_free(struct tier_backend *tb, const uint64_t *slots, unsigne
 		if (sh != locked) {
 			if (locked) {
 				ramdisk_shard_trim(locked);
+				ramdisk_count_holes(locked);
 				pthread_mutex_unlock(&locked->lock);
 			}
 			locked = sh;
@@ -395,6 +429,7 @@ static void ramdisk_free(struct tier_backend *tb, const uint64_t *slots, unsigne
 	}
 	if (locked) {
 		ramdisk_shard_trim(locked);
+		ramdisk_count_holes(locked);
 		pthread_mutex_unlock(&locked->lock);
 	}
 }

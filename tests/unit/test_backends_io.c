@@ -438,6 +438,82 @@ static void test_backend(struct target *t)
 	test_threads(t);
 }
 
+/* One thread's stores or frees, so that each has the home shard of a thread of its own. */
+struct shard_job {
+	struct tier_backend *b;
+	void **pages;
+	uint64_t *slots;
+	unsigned int nr;
+	bool is_free;
+	int ret;
+};
+
+static void *shard_job_run(void *arg)
+{
+	struct shard_job *j = arg;
+
+	if (j->is_free)
+		j->b->ops->free(j->b, j->slots, j->nr);
+	else
+		j->ret = j->b->ops->store(j->b, j->pages, j->nr, j->slots);
+	return NULL;
+}
+
+static int run_in_thread(struct shard_job *j)
+{
+	pthread_t thread;
+
+	if (!CHECK_EQ(0, pthread_create(&thread, NULL, shard_job_run, j)))
+		return -1;
+	pthread_join(thread, NULL);
+	return j->ret;
+}
+
+/*
+ * Loads free pages in the shards of their slots, stores come from the
+ * storing thread's: a thread with another home shard fills the holes
+ * another left before the pool maps a chunk more.
+ */
+static void test_ramdisk_holes(const struct tier_backend_ops *ops)
+{
+	enum { NR = 128 };
+	struct backend_config cfg = { .capacity_bytes = 4096 * PAGE_SIZE, .nr_shards = 2 };
+	uint64_t seeds[NR], slots[NR], holes[NR / 2];
+	void **pages = pages_new(NR);
+	struct tier_backend *b = NULL;
+	struct shard_job j;
+	uint64_t pool;
+
+	check_set_context("ramdisk: holes filled across shards");
+	if (!CHECK_EQ(0, ops->create(&cfg, &b)))
+		goto out;
+	for (unsigned int i = 0; i < NR; i++)
+		page_fill(pages[i], seeds[i] = 3000 + i);
+	j = (struct shard_job){ .b = b, .pages = pages, .slots = slots, .nr = NR };
+	if (!CHECK_EQ(NR, run_in_thread(&j)))
+		goto out;
+	for (unsigned int i = 0; i < NR / 2; i++)
+		holes[i] = slots[2 * i]; /* every other page: no chunk empties */
+	j = (struct shard_job){ .b = b, .slots = holes, .nr = NR / 2, .is_free = true };
+	run_in_thread(&j);
+	pool = stats_of(b).pool_bytes;
+	for (unsigned int i = 0; i < NR / 2; i++)
+		page_fill(pages[i], seeds[2 * i] = 4000 + i);
+	j = (struct shard_job){ .b = b, .pages = pages, .slots = holes, .nr = NR / 2 };
+	if (!CHECK_EQ(NR / 2, run_in_thread(&j)))
+		goto out;
+	CHECK_EQ(pool, stats_of(b).pool_bytes);
+	CHECK_EQ((uint64_t)NR, stats_of(b).stored_pages);
+	for (unsigned int i = 0; i < NR / 2; i++)
+		slots[2 * i] = holes[i];
+	CHECK_EQ(0u, load_check(b, pages, seeds, slots, NR, NR));
+out:
+	check_clear_context();
+	if (b)
+		b->ops->destroy(b);
+	pages_free(pages);
+}
+
 /* Entries of dir other than . and .. */
 static unsigned int dir_nr_entries(const char *dir)
 {
@@ -964,6 +1040,7 @@ int main(void)
 		struct target t = { .ops = ops };
 
 		test_backend(&t);
+		test_ramdisk_holes(ops);
 		nr_parts++;
 	} else {
 		printf("# skip ramdisk: not compiled in\n");
