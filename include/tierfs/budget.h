@@ -22,13 +22,14 @@ struct data_space;
  * lock and read without it; the rest is read and written under lock.
  */
 struct budget {
-	atomic_uint_fast64_t mem_pages;	     /* resident budget now: the hard limit */
-	atomic_uint_fast64_t high_pages;     /* reclaimer wakes above high, */
-	atomic_uint_fast64_t low_pages;	     /* stops at low */
-	atomic_bool is_pool_full;	     /* the limit allows no RAM backend growth */
-	atomic_bool is_backend_tight;	     /* no room to keep clean copies */
-	atomic_uint_fast64_t capacity_x1024; /* weighted pages data may use; 0 = no bound */
-	atomic_uint_fast64_t filled_weight;  /* of a page using no memory yet, x1024 */
+	atomic_uint_fast64_t mem_pages;		/* resident budget now: the hard limit */
+	atomic_uint_fast64_t high_pages;	/* reclaimer wakes above high, */
+	atomic_uint_fast64_t low_pages;		/* stops at low */
+	atomic_bool is_pool_full;		/* the limit allows no RAM backend growth */
+	atomic_uint_fast64_t full_stored_pages; /* what the pool held as it filled */
+	atomic_bool is_backend_tight;		/* no room to keep clean copies */
+	atomic_uint_fast64_t capacity_x1024;	/* weighted pages data may use; 0 = no bound */
+	atomic_uint_fast64_t filled_weight;	/* of a page using no memory yet, x1024 */
 	pthread_mutex_t lock;
 	uint64_t mem_cap_pages;	     /* mem=; 0 = none */
 	uint64_t limit_bytes;	     /* memlimit=; 0 = none */
@@ -113,6 +114,15 @@ uint64_t budget_limit(struct data_space *ds);
  * about to hold no memory yet (fallocated).  The caller has added them.
  */
 bool budget_fits(struct data_space *ds, uint64_t nr_more_filled);
+
+/*
+ * Pages reclaim may store now: any number, unless a RAM pool fills the
+ * memory limit (is_pool_full).  Then as many as it held when it filled
+ * less what it holds now: loads and frees since left that many holes in
+ * the memory it has, so storing into them costs nothing, where refusing
+ * would keep every page read resident past the budget.
+ */
+uint64_t budget_store_room(struct data_space *ds);
 
 /*
  * Pages that can still be written: the smaller of what size= and the

@@ -202,6 +202,8 @@ static bool update_locked(struct data_space *ds)
 	atomic_store(&ds->budget.high_pages, mem - mem / 16);
 	atomic_store(&ds->budget.low_pages, mem - mem / 8);
 	is_full = is_full && ds->backend && ds->backend->ops->is_sync;
+	if (is_full && !atomic_load(&ds->budget.is_pool_full))
+		atomic_store(&ds->budget.full_stored_pages, bs.stored_pages);
 	atomic_store(&ds->budget.is_pool_full, is_full);
 	/* As the kernel frees swap cache once swap is half full (vm_swap_full). */
 	atomic_store(&ds->budget.is_backend_tight,
@@ -310,6 +312,18 @@ bool budget_fits(struct data_space *ds, uint64_t nr_more_filled)
 	uint64_t cap = atomic_load(&ds->budget.capacity_x1024);
 
 	return !cap || used_x1024(ds, nr_more_filled) <= cap;
+}
+
+uint64_t budget_store_room(struct data_space *ds)
+{
+	struct backend_stats bs;
+	uint64_t full;
+
+	if (!atomic_load(&ds->budget.is_pool_full))
+		return UINT64_MAX;
+	full = atomic_load(&ds->budget.full_stored_pages);
+	ds->backend->ops->get_stats(ds->backend, &bs);
+	return full > bs.stored_pages ? full - bs.stored_pages : 0;
 }
 
 uint64_t budget_nr_free_pages(struct data_space *ds)

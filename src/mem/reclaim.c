@@ -341,7 +341,7 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 	uint64_t slots[RECLAIM_BATCH], freed;
 	uint32_t pfns[RECLAIM_BATCH];
 	unsigned int nr_locked = 0, nr, nr_store = 0, room;
-	bool may_store;
+	uint64_t store_room;
 	int stored = 0;
 
 	/*
@@ -352,7 +352,7 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 	if (atomic_load(&ds->is_draining))
 		return 0; /* bringing everything back: nothing leaves now */
 	pthread_mutex_lock(&ds->reclaim.batch_lock);
-	may_store = !atomic_load(&ds->budget.is_pool_full);
+	store_room = budget_store_room(ds);
 	freed = finish_pending(ds, held);
 	room = RECLAIM_MAX_PENDING - ds->reclaim.nr_pending;
 	nr = isolate(ds, held, from, room < RECLAIM_BATCH ? room : RECLAIM_BATCH, v, locked,
@@ -377,7 +377,7 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 			atomic_fetch_add_explicit(&ds->swap.nr_filled_evicted, 1,
 						  memory_order_relaxed);
 			freed++;
-		} else if (!may_store) {
+		} else if (nr_store >= store_room) {
 			/* The memory limit leaves a RAM pool no room: the page stays. */
 			atomic_fetch_add_explicit(&ds->swap.nr_limit_rejects, 1,
 						  memory_order_relaxed);
