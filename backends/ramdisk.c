@@ -294,39 +294,29 @@ static int ramdisk_store(struct tier_backend *tb, void *const *pages, unsigned i
 	if (!nr)
 		return 0;
 	/*
-	 * Into the free pages of chunks mapped already, in any shard: loads
-	 * free pages in the shards of their slots, stores come from the
+	 * First into the free pages of chunks mapped already, in any shard:
+	 * loads free pages in the shards of their slots, stores come from the
 	 * storing thread's, and new chunks while others have holes would grow
-	 * the pool with nothing more stored.
+	 * the pool with nothing more stored.  Then new chunks: the home shard
+	 * first, the others in turn once it is full.
 	 */
-	for (unsigned int k = 0; k < rd->nr_shards && done < nr; k++) {
-		struct ramdisk_shard *sh = &rd->shards[(home + k) % rd->nr_shards];
+	for (int may_grow = 0; may_grow < 2 && err != -ENOMEM; may_grow++) {
+		for (unsigned int k = 0; k < rd->nr_shards && done < nr && err != -ENOMEM; k++) {
+			struct ramdisk_shard *sh = &rd->shards[(home + k) % rd->nr_shards];
 
-		while (done < nr && atomic_load_explicit(&sh->nr_holes, memory_order_relaxed)) {
-			unsigned int want = nr - done < RAMDISK_PIECE ? nr - done : RAMDISK_PIECE;
-			unsigned int got = ramdisk_shard_store(sh, pages + done, want, slots + done,
-							       false, &err);
+			while (done < nr &&
+			       (may_grow ||
+				atomic_load_explicit(&sh->nr_holes, memory_order_relaxed))) {
+				unsigned int want = nr - done < RAMDISK_PIECE ? nr - done :
+										RAMDISK_PIECE;
+				unsigned int got = ramdisk_shard_store(
+					sh, pages + done, want, slots + done, may_grow, &err);
 
-			done += got;
-			if (got < want)
-				break;
+				done += got;
+				if (got < want)
+					break;
+			}
 		}
-	}
-	/* Then new chunks: the home shard first, the others in turn once it is full. */
-	for (unsigned int k = 0; k < rd->nr_shards && done < nr; k++) {
-		struct ramdisk_shard *sh = &rd->shards[(home + k) % rd->nr_shards];
-
-		while (done < nr) {
-			unsigned int want = nr - done < RAMDISK_PIECE ? nr - done : RAMDISK_PIECE;
-			unsigned int got = ramdisk_shard_store(sh, pages + done, want, slots + done,
-							       true, &err);
-
-			done += got;
-			if (got < want)
-				break;
-		}
-		if (err == -ENOMEM)
-			break;
 	}
 	if (done < nr) {
 		if (err == -ENOMEM)
