@@ -121,6 +121,24 @@ require_backend()
 	has_backend "${1%%:*}" || skip "backend=${1%%:*} not built into $TIERFS"
 }
 
+# only_built_backends: drops from BACKEND_LIST each backend that TIERFS does
+# not have built in, saying so on stderr and in a note; skips if none is left.
+only_built_backends()
+{
+	local b kept=()
+
+	for b in "${BACKEND_LIST[@]}"; do
+		if has_backend "$b"; then
+			kept+=("$b")
+		else
+			echo "$NAME: backend=$b skipped: not built in" >&2
+			note "backend=$b not measured: not built into $TIERFS"
+		fi
+	done
+	[ "${#kept[@]}" -gt 0 ] || skip "no backend of ${BACKEND_LIST[*]} built into $TIERFS"
+	BACKEND_LIST=("${kept[@]}")
+}
+
 # find_tierctl: sets TIERCTL (if empty) to the tierctl next to TIERFS, or
 # tierctl in PATH, absolute, or dies.
 find_tierctl()
