@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: MIT
 # Shared by the bench scripts (sourced, with NAME set to the script's name):
 # skip (exit 77) and die (exit 1), the checks every mount benchmark needs,
-# finding the binaries, the zram swap device and the cgroup v1 memory
-# controller of the pressure benchmarks, and the --results TSV records that
-# bench/run turns into its report (the format is described in bench/run).
+# finding the binaries and the backends tierfs has built in, the zram swap
+# device and the cgroup v1 memory controller of the pressure benchmarks, and
+# the --results TSV records that bench/run turns into its report (the format
+# is described in bench/run).
 
 # These functions are called from the sourcing scripts only.
 # shellcheck disable=SC2317
@@ -100,6 +101,42 @@ find_tierfs()
 	fi
 	[ -x "$TIERFS" ] || die "$TIERFS is not an executable"
 	TIERFS=$(abs_path "$TIERFS")
+}
+
+# has_backend NAME: whether TIERFS has backend NAME built in, as its --help
+# lists them ("built in: backend=zpool ramdisk file; compressor=...").
+has_backend()
+{
+	local list
+
+	list=$("$TIERFS" --help 2>&1 | sed -n 's/^built in: backend=\([^;]*\);.*/\1/p')
+	[ -n "$list" ] || die "$TIERFS --help lists no backend built in"
+	[[ " $list " == *" $1 "* ]]
+}
+
+# require_backend BACKEND: skip unless TIERFS has BACKEND (a backend= value:
+# zpool, ramdisk, file:PATH) built in.
+require_backend()
+{
+	has_backend "${1%%:*}" || skip "backend=${1%%:*} not built into $TIERFS"
+}
+
+# only_built_backends: drops from BACKEND_LIST each backend that TIERFS does
+# not have built in, saying so on stderr and in a note; skips if none is left.
+only_built_backends()
+{
+	local b kept=()
+
+	for b in "${BACKEND_LIST[@]}"; do
+		if has_backend "$b"; then
+			kept+=("$b")
+		else
+			echo "$NAME: backend=$b skipped: not built in" >&2
+			note "backend=$b not measured: not built into $TIERFS"
+		fi
+	done
+	[ "${#kept[@]}" -gt 0 ] || skip "no backend of ${BACKEND_LIST[*]} built into $TIERFS"
+	BACKEND_LIST=("${kept[@]}")
 }
 
 # find_tierctl: sets TIERCTL (if empty) to the tierctl next to TIERFS, or

@@ -36,7 +36,8 @@ usage: drain.sh [--tierfs PATH] [--tierctl PATH] [--size-mb N] [--mem-mb N]
                    memory.limit_in_bytes, MiB (64)
   --backends LIST  comma-separated, of zpool, ramdisk, file (all three);
                    zpool and ramdisk are compared with swapoff of zram, file
-                   with swapoff of a swap file
+                   with swapoff of a swap file; one that tierfs has not
+                   built in is left out, with a note
   --swap-dir DIR   where both swap files go (/var/tmp)
   --compress PCT   fio --buffer_compress_percentage of the data (50)
   --quick          --size-mb 64 (smoke test)
@@ -96,6 +97,7 @@ require_memcg_v1
 require_zram
 find_tierfs
 find_tierctl
+only_built_backends
 # No other zram benchmark at the same time: its cgroup would swap to our
 # devices (priority 32767) and our swapoff would read its pages too.
 zram_lock $((QUICK ? 240 : 3000))

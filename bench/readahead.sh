@@ -32,7 +32,8 @@ usage: readahead.sh [--tierfs PATH] [--tierctl PATH] [--size-mb N] [--io-mb N]
   --size-mb N      the file written and read back, MiB (512)
   --io-mb N        fio's io_size for the 4 KiB random reads, MiB (64)
   --mem-mb N       tierfs mem= in MiB (64)
-  --backends LIST  comma-separated, of zpool, ramdisk, file (all three)
+  --backends LIST  comma-separated, of zpool, ramdisk, file (all three); one
+                   that tierfs has not built in is left out, with a note
   --policies LIST  comma-separated, of direct, cluster, vma, auto (all four);
                    direct is the anchor and always runs first
   --swap-dir DIR   where the file backend's swap file goes (/var/tmp)
@@ -110,6 +111,7 @@ POLICY_LIST=("${policies[@]}")
 require_mount_bench fio dd fusermount3 findmnt md5sum
 find_tierfs
 find_tierctl
+only_built_backends
 
 SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
 SWAP_DIR=$(cd "$SWAP_DIR" && pwd)

@@ -78,6 +78,7 @@ require_memcg_v1
 require_zram
 find_tierfs
 find_tierctl
+require_backend "$BACKEND"
 zram_lock $((QUICK ? 240 : 3000))
 
 SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)

@@ -142,6 +142,7 @@ require_mount_bench fio fusermount3 findmnt md5sum awk
 require_memcg_v1
 find_tierfs
 find_tierctl
+require_backend "$BACKEND"
 
 SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
 WORK=$(mktemp -d /tmp/tierfs-tenants.XXXXXX) || die "mktemp failed"

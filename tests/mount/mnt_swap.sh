@@ -7,6 +7,7 @@
 # holds; deleting everything leaves the backend empty.
 #
 # usage: mnt_swap.sh TIERFS TIERCTL [TOTAL_MB]   (default 1024)
+# A backend or compressor the build left out is skipped.
 # Exits 0 pass, 1 fail, 77 skip (not root, no usable /dev/fuse).
 
 set -u
@@ -33,6 +34,7 @@ check_backend() {
 	name=$1
 	opts=$2
 
+	built_in "$name" "$opts" || return
 	if ! "$tierfs" "$mnt" -o "size=4G,mem=64M,swapsize=2G,cache=never,$opts"; then
 		fail "$name: mount" "status 0" "a failure"
 		return
