@@ -6,6 +6,7 @@
  * core library so that a test build of the daemon can wrap its backend.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,6 +42,65 @@ static int serve(struct fuse_session *se, bool single_thread)
 }
 
 /* Whether the mount of device dev is still at mnt: an unmount that failed. */
+/*
+ * Into the background as fuse_daemonize() goes, but the caller (mount(8),
+ * a script that runs tierctl next) has its exit status only once the
+ * daemon serves, its control channel bound: fuse_daemonize() lets the
+ * parent go before any thread is started, so a tierctl right after the
+ * mount could find no daemon to answer, and a start that failed still
+ * exited 0.  Returns the pipe to report on with daemon_ready(), -1 in the
+ * foreground, or -errno.
+ */
+static int daemon_detach(bool foreground)
+{
+	int fds[2], null_fd;
+	char status = 1;
+	pid_t pid;
+
+	if (foreground)
+		return -1;
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return -errno;
+	}
+	if (pid) {
+		close(fds[1]);
+		if (read(fds[0], &status, 1) != 1)
+			status = 1; /* the daemon died before it was ready */
+		_exit(status);
+	}
+	close(fds[0]);
+	setsid();
+	if (chdir("/"))
+		log_msg(LOG_WARNING, "cannot leave the directory it was started in: %m");
+	null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	if (null_fd >= 0) {
+		dup2(null_fd, STDIN_FILENO);
+		dup2(null_fd, STDOUT_FILENO);
+		dup2(null_fd, STDERR_FILENO);
+		if (null_fd > STDERR_FILENO)
+			close(null_fd);
+	}
+	return fds[1];
+}
+
+/* Let the caller of the mount go, with exit status 0 (ready) or 1. */
+static void daemon_ready(int *fd, int status)
+{
+	char c = (char)status;
+
+	if (*fd < 0)
+		return;
+	if (write(*fd, &c, 1) != 1)
+		log_msg(LOG_WARNING, "the mount's caller did not hear it is ready: %m");
+	close(*fd);
+	*fd = -1;
+}
+
 static bool is_still_mounted(const char *mnt, dev_t dev)
 {
 	dev_t now;
@@ -137,6 +197,7 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	char mnt[PATH_MAX], kopts[2048], err[PATH_MAX + 256];
 	struct stat st;
 	bool has_dev = false;
+	int ready_fd = -1;
 	dev_t dev = 0;
 	int ret;
 
@@ -195,7 +256,12 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		ret = -EIO;
 		goto remove_handlers;
 	}
-	fuse_daemonize(opts.foreground);
+	ready_fd = daemon_detach(opts.foreground);
+	if (ready_fd < -1) {
+		fprintf(stderr, "tierfs: cannot go into the background: %s\n", strerror(-ready_fd));
+		ret = ready_fd;
+		goto unmount;
+	}
 	log_open(mnt, opts.foreground);
 	ret = tierfs_start(&fs);
 	if (ret) {
@@ -206,6 +272,7 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	if (!has_dev || ctl_server_start(&fs, dev, &ctl))
 		log_msg(LOG_ERR, "no control channel for %s: tierctl will not reach it", mnt);
 	log_mounted(&fs, mnt);
+	daemon_ready(&ready_fd, 0);
 	ret = serve(se, opts.single_thread);
 	/*
 	 * SIGTERM, SIGINT and SIGHUP end the loop through libfuse's handlers,
@@ -224,6 +291,7 @@ unmount:
 		ret = -EBUSY;
 	}
 	log_msg(ret ? LOG_ERR : LOG_INFO, "%s %s", mnt, ret ? "failed" : "unmounted");
+	daemon_ready(&ready_fd, 1);
 remove_handlers:
 	fuse_remove_signal_handlers(se);
 destroy_session:
