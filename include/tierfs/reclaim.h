@@ -5,7 +5,9 @@
  * low one; a thread that allocates at the hard limit reclaims a batch
  * itself.  Victims come from the inactive LRU tail; same-filled pages become
  * a map entry, clean pages whose backend copy is valid are dropped without
- * a store, the rest are stored in one batch.
+ * a store, the rest are stored in one call.  The stores hold no lock that
+ * another reclaimer needs, so those of the thread and of allocating
+ * threads overlap.
  */
 #ifndef TIERFS_RECLAIM_H
 #define TIERFS_RECLAIM_H
@@ -29,18 +31,21 @@ struct reclaim_pending {
 	uint64_t slot;
 };
 
-/* Most pages whose owner was busy when their store finished. */
+/* Most pages being stored or stored and waiting for a busy owner, in all. */
 #define RECLAIM_MAX_PENDING 256
 
 /*
  * The reclaimer of a data space: its thread and the batches' state.  See
- * the Locking section of space.h for where its locks stand.
+ * the Locking section of space.h for where its locks stand.  The stores
+ * of several reclaimers may be in flight at once; each holds room for its
+ * pages in pending[] (nr_in_flight) until it appends them.
  */
 struct reclaimer {
-	pthread_mutex_t batch_lock; /* one batch at a time, and: */
+	pthread_mutex_t batch_lock; /* one isolation at a time, and: */
 	struct reclaim_pending pending[RECLAIM_MAX_PENDING];
-	atomic_uint nr_pending; /* read without the lock by the thread */
-	pthread_mutex_t lock;	/* protects: */
+	atomic_uint nr_pending;	   /* read without the lock by the thread */
+	unsigned int nr_in_flight; /* pages being stored, room kept in pending[] */
+	pthread_mutex_t lock;	   /* protects: */
 	pthread_cond_t wake;
 	bool stop;
 	bool has_thread; /* reclaim_start ran: to join */
@@ -61,7 +66,10 @@ static inline unsigned int reclaim_nr_pending(struct reclaimer *r)
 /*
  * Evict up to one batch.  Takes inode locks with trylock only; held is an
  * inode the caller has write-locked (or NULL), whose pages may be evicted
- * too.  Returns the number of pool pages freed (0: nothing could be).
+ * too, and which stays locked across the store.  Other reclaimers' stores
+ * may be in flight meanwhile.  Returns the number of pool pages freed (0:
+ * nothing could be); pages whose owner was busy when the store ended are
+ * left pending, for whoever comes next.
  */
 uint64_t reclaim_batch(struct data_space *ds, struct inode *held);
 
@@ -75,8 +83,9 @@ uint64_t reclaim_pages(struct data_space *ds, uint64_t nr);
 void reclaim_kick(struct data_space *ds);
 
 /*
- * Start the reclaim thread; stop it and finish the stores in flight (no
- * request may run).  Returns 0 or -errno.
+ * Start the reclaim thread; stop it and finish the stores in flight,
+ * waiting for those of other threads (no request may run).  Returns 0 or
+ * -errno.
  */
 int reclaim_start(struct data_space *ds);
 void reclaim_stop(struct data_space *ds);

@@ -5,8 +5,8 @@
  * list, so its inode is alive; once locked, it cannot be freed: freeing
  * takes the inode lock).  Pages that need a store are marked writeback and
  * their inodes unlocked, so the store (a device write for the file backend)
- * holds no lock a reader or writer needs.  Then each page is taken off its
- * owner, unless it was written or freed meanwhile.
+ * holds no lock a reader, a writer or another reclaimer needs.  Then each
+ * page is taken off its owner, unless it was written or freed meanwhile.
  */
 #include <errno.h>
 #include <sched.h>
@@ -334,6 +334,7 @@ uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
 
 uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lru_lists *from)
 {
+	struct reclaimer *r = &ds->reclaim;
 	struct victim v[RECLAIM_BATCH];
 	struct inode *locked[RECLAIM_BATCH];
 	struct reclaim_pending *w;
@@ -344,17 +345,19 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 	bool may_store;
 	int stored = 0;
 
-	/*
-	 * One batch at a time: a second reclaimer would only find the first
-	 * one's inodes locked and give up, failing an allocation that waiting
-	 * a moment would have served.
-	 */
 	if (atomic_load(&ds->is_draining))
 		return 0; /* bringing everything back: nothing leaves now */
-	pthread_mutex_lock(&ds->reclaim.batch_lock);
+	/*
+	 * Isolation is one reclaimer at a time: a second one would only find
+	 * the first one's inodes locked and give up, failing an allocation
+	 * that waiting a moment would have served.  The store runs without
+	 * batch_lock, so that the stores of the reclaim thread and of the
+	 * threads reclaiming directly overlap.
+	 */
+	pthread_mutex_lock(&r->batch_lock);
 	may_store = !atomic_load(&ds->budget.is_pool_full);
 	freed = finish_pending(ds, held);
-	room = RECLAIM_MAX_PENDING - ds->reclaim.nr_pending;
+	room = RECLAIM_MAX_PENDING - r->nr_pending - r->nr_in_flight;
 	nr = isolate(ds, held, from, room < RECLAIM_BATCH ? room : RECLAIM_BATCH, v, locked,
 		     &nr_locked);
 	for (unsigned int i = 0; i < nr; i++) {
@@ -395,6 +398,9 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 	for (unsigned int i = 0; i < nr_locked; i++)
 		pthread_rwlock_unlock(&locked[i]->lock);
 	if (nr_store) {
+		/* Their room in pending[] stays theirs meanwhile. */
+		r->nr_in_flight += nr_store;
+		pthread_mutex_unlock(&r->batch_lock);
 		stored = ds->backend->ops->store(ds->backend, pages, nr_store, slots);
 		if (stored < (int)nr_store)
 			log_limited(&store_log, stored == -ENOSPC ? LOG_WARNING : LOG_ERR,
@@ -403,15 +409,17 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 				    stored < 0 ? strerror(-stored) : "full");
 		if (stored < 0)
 			stored = 0;
+		pthread_mutex_lock(&r->batch_lock);
+		r->nr_in_flight -= nr_store;
+		for (unsigned int i = 0; i < nr_store; i++) {
+			w = &r->pending[r->nr_pending++];
+			*w = (struct reclaim_pending){ pfns[i], (int)i < stored,
+						       (int)i < stored ? slots[i] : 0 };
+		}
+		freed += finish_pending(ds, held);
 	}
-	for (unsigned int i = 0; i < nr_store; i++) {
-		w = &ds->reclaim.pending[ds->reclaim.nr_pending++];
-		*w = (struct reclaim_pending){ pfns[i], (int)i < stored,
-					       (int)i < stored ? slots[i] : 0 };
-	}
-	freed += finish_pending(ds, held);
-	pthread_mutex_unlock(&ds->reclaim.batch_lock);
-	if (atomic_load(&ds->reclaim.nr_pending))
+	pthread_mutex_unlock(&r->batch_lock);
+	if (atomic_load(&r->nr_pending))
 		reclaim_kick(ds); /* the reclaimer finishes them when the owners are free */
 	if (budget_update(ds, false))
 		reclaim_kick(ds);
@@ -517,12 +525,19 @@ void reclaim_stop(struct data_space *ds)
 		pthread_join(ds->reclaim.thread, NULL);
 		ds->reclaim.has_thread = false;
 	}
-	/* No request runs now; an owner's lock is only ever held briefly. */
+	/*
+	 * No request runs now, and an owner's lock is only ever held
+	 * briefly.  A store another thread still has in flight needs
+	 * batch_lock to end: wait for it too.
+	 */
 	pthread_mutex_lock(&ds->reclaim.batch_lock);
-	while (ds->reclaim.nr_pending) {
+	for (;;) {
 		finish_pending(ds, NULL);
-		if (ds->reclaim.nr_pending)
-			sched_yield();
+		if (!ds->reclaim.nr_pending && !ds->reclaim.nr_in_flight)
+			break;
+		pthread_mutex_unlock(&ds->reclaim.batch_lock);
+		sched_yield();
+		pthread_mutex_lock(&ds->reclaim.batch_lock);
 	}
 	pthread_mutex_unlock(&ds->reclaim.batch_lock);
 }
