@@ -327,39 +327,16 @@ void reclaim_fini(struct reclaimer *r)
 	pthread_mutex_destroy(&r->batch_lock);
 }
 
-uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
+/*
+ * The victims of one isolation, their inodes still locked: a same-filled
+ * page and a clean one leave at once, the rest are put under writeback and
+ * appended to pfns and pages at *nr_store.  Returns the pool pages freed.
+ */
+static uint64_t sort_victims(struct data_space *ds, const struct victim *v, unsigned int nr,
+			     bool may_store, uint32_t *pfns, void **pages, unsigned int *nr_store)
 {
-	return reclaim_batch_from(ds, held, NULL);
-}
+	uint64_t freed = 0;
 
-uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lru_lists *from)
-{
-	struct reclaimer *r = &ds->reclaim;
-	struct victim v[RECLAIM_BATCH];
-	struct inode *locked[RECLAIM_BATCH];
-	struct reclaim_pending *w;
-	void *pages[RECLAIM_BATCH];
-	uint64_t slots[RECLAIM_BATCH], freed;
-	uint32_t pfns[RECLAIM_BATCH];
-	unsigned int nr_locked = 0, nr, nr_store = 0, room;
-	bool may_store;
-	int stored = 0;
-
-	if (atomic_load(&ds->is_draining))
-		return 0; /* bringing everything back: nothing leaves now */
-	/*
-	 * Isolation is one reclaimer at a time: a second one would only find
-	 * the first one's inodes locked and give up, failing an allocation
-	 * that waiting a moment would have served.  The store runs without
-	 * batch_lock, so that the stores of the reclaim thread and of the
-	 * threads reclaiming directly overlap.
-	 */
-	pthread_mutex_lock(&r->batch_lock);
-	may_store = !atomic_load(&ds->budget.is_pool_full);
-	freed = finish_pending(ds, held);
-	room = RECLAIM_MAX_PENDING - r->nr_pending - r->nr_in_flight;
-	nr = isolate(ds, held, from, room < RECLAIM_BATCH ? room : RECLAIM_BATCH, v, locked,
-		     &nr_locked);
 	for (unsigned int i = 0; i < nr; i++) {
 		struct lru_page *p = lru_page(&ds->lru, v[i].pfn);
 		void *page = pagepool_addr(ds->pool, v[i].pfn);
@@ -391,14 +368,54 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 		} else {
 			p->is_writeback = true;
 			p->is_redirtied = false;
-			pfns[nr_store] = v[i].pfn;
-			pages[nr_store++] = page;
+			pfns[*nr_store] = v[i].pfn;
+			pages[(*nr_store)++] = page;
 		}
 	}
-	for (unsigned int i = 0; i < nr_locked; i++)
-		pthread_rwlock_unlock(&locked[i]->lock);
+	return freed;
+}
+
+/*
+ * Evict up to nr_batches batches, isolated one after the other and stored
+ * in one call.  Isolation is one reclaimer at a time, under batch_lock: a
+ * second one would only find the first one's inodes locked and give up,
+ * failing an allocation that waiting a moment would have served.  The
+ * store runs without it, so that the stores of the reclaim thread and of
+ * the threads reclaiming directly overlap, each page's room in pending[]
+ * reserved meanwhile (nr_in_flight).
+ */
+static uint64_t reclaim_run(struct data_space *ds, struct inode *held, struct lru_lists *from,
+			    unsigned int nr_batches)
+{
+	struct reclaimer *r = &ds->reclaim;
+	struct victim v[RECLAIM_BATCH];
+	struct inode *locked[RECLAIM_BATCH];
+	void *pages[RECLAIM_MAX_STORE];
+	uint64_t slots[RECLAIM_MAX_STORE], freed;
+	uint32_t pfns[RECLAIM_MAX_STORE];
+	unsigned int nr_store = 0;
+	bool may_store;
+	int stored;
+
+	if (atomic_load(&ds->is_draining))
+		return 0; /* bringing everything back: nothing leaves now */
+	pthread_mutex_lock(&r->batch_lock);
+	may_store = !atomic_load(&ds->budget.is_pool_full);
+	freed = finish_pending(ds, held);
+	for (unsigned int b = 0; b < nr_batches && !atomic_load(&ds->is_draining); b++) {
+		unsigned int room =
+			RECLAIM_MAX_PENDING - r->nr_pending - r->nr_in_flight - nr_store;
+		unsigned int want = room < RECLAIM_BATCH ? room : RECLAIM_BATCH;
+		unsigned int nr_locked = 0, nr;
+
+		nr = isolate(ds, held, from, want, v, locked, &nr_locked);
+		freed += sort_victims(ds, v, nr, may_store, pfns, pages, &nr_store);
+		for (unsigned int i = 0; i < nr_locked; i++)
+			pthread_rwlock_unlock(&locked[i]->lock);
+		if (nr < want || !want)
+			break; /* the lists or pending[] ran out: so would the next */
+	}
 	if (nr_store) {
-		/* Their room in pending[] stays theirs meanwhile. */
 		r->nr_in_flight += nr_store;
 		pthread_mutex_unlock(&r->batch_lock);
 		stored = ds->backend->ops->store(ds->backend, pages, nr_store, slots);
@@ -411,11 +428,10 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 			stored = 0;
 		pthread_mutex_lock(&r->batch_lock);
 		r->nr_in_flight -= nr_store;
-		for (unsigned int i = 0; i < nr_store; i++) {
-			w = &r->pending[r->nr_pending++];
-			*w = (struct reclaim_pending){ pfns[i], (int)i < stored,
-						       (int)i < stored ? slots[i] : 0 };
-		}
+		for (unsigned int i = 0; i < nr_store; i++)
+			r->pending[r->nr_pending++] =
+				(struct reclaim_pending){ pfns[i], (int)i < stored,
+							  (int)i < stored ? slots[i] : 0 };
 		freed += finish_pending(ds, held);
 	}
 	pthread_mutex_unlock(&r->batch_lock);
@@ -424,6 +440,32 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 	if (budget_update(ds, false))
 		reclaim_kick(ds);
 	return freed;
+}
+
+/*
+ * Batches for one store toward nr pages: one for a synchronous backend,
+ * whose store is work on this thread that a larger batch would not
+ * shorten; for an asynchronous one, as many as nr needs up to
+ * RECLAIM_ASYNC_BATCHES, which the backend writes as a few large requests
+ * in hardly more time than one batch's.
+ */
+static unsigned int nr_batches_for(const struct data_space *ds, uint64_t nr)
+{
+	if (ds->backend->ops->is_sync || nr <= RECLAIM_BATCH)
+		return 1;
+	if (nr >= RECLAIM_MAX_STORE)
+		return RECLAIM_ASYNC_BATCHES;
+	return (unsigned int)((nr + RECLAIM_BATCH - 1) / RECLAIM_BATCH);
+}
+
+uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
+{
+	return reclaim_run(ds, held, NULL, nr_batches_for(ds, RECLAIM_MAX_STORE));
+}
+
+uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lru_lists *from)
+{
+	return reclaim_run(ds, held, from, nr_batches_for(ds, RECLAIM_MAX_STORE));
 }
 
 uint64_t reclaim_pages(struct data_space *ds, uint64_t nr)
@@ -441,7 +483,7 @@ uint64_t reclaim_pages(struct data_space *ds, uint64_t nr)
 			   (8 * RECLAIM_BATCH) +
 		   2;
 	while (freed < nr && nr_idle < max_idle) {
-		n = reclaim_batch(ds, NULL);
+		n = reclaim_run(ds, NULL, NULL, nr_batches_for(ds, nr - freed));
 		freed += n;
 		nr_idle = n ? 0 : nr_idle + 1;
 	}
@@ -490,9 +532,15 @@ static void *reclaimer(void *arg)
 		}
 		pthread_mutex_unlock(&ds->reclaim.lock);
 		/* A batch or two that free nothing may only have promoted pages in use. */
-		for (unsigned int nr_idle = 0;
-		     nr_idle < 3 && pagepool_nr_in_use(ds->pool) > ds->budget.low_pages;)
-			nr_idle = reclaim_batch(ds, NULL) ? 0 : nr_idle + 1;
+		for (unsigned int nr_idle = 0; nr_idle < 3;) {
+			uint64_t used = pagepool_nr_in_use(ds->pool), low = ds->budget.low_pages;
+
+			if (used <= low)
+				break;
+			nr_idle = reclaim_run(ds, NULL, NULL, nr_batches_for(ds, used - low)) ?
+					  0 :
+					  nr_idle + 1;
+		}
 		pthread_mutex_lock(&ds->reclaim.lock);
 		/* Nothing evictable now (all busy or no room to store): back off. */
 		if (pagepool_nr_in_use(ds->pool) > ds->budget.high_pages && !ds->reclaim.stop)

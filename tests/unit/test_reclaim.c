@@ -630,6 +630,12 @@ static unsigned int nr_in_flight(struct data_space *ds)
 	return nr;
 }
 
+/* Pages one reclaim_batch stores in one call on a backend so synchronous or not. */
+static unsigned int nr_one_store(bool is_sync)
+{
+	return is_sync ? RECLAIM_BATCH : RECLAIM_MAX_STORE;
+}
+
 /*
  * Start a reclaim whose store is held at the closed gate, then a second
  * one, on pages the first did not take, and check that its store reaches
@@ -661,12 +667,13 @@ static bool start_two_stores(struct data_space *ds, struct faulty_backend *g, un
 }
 
 /*
- * Case 8: the stores of two reclaims in flight at once, on an asynchronous
- * backend and on a synchronous one; then every page evicted to its slot.
+ * Case 8: the stores of two reclaims in flight at once, the first of
+ * RECLAIM_ASYNC_BATCHES batches in one call on an asynchronous backend and
+ * of one on a synchronous one; then every page evicted to its slot.
  */
 static void test_overlapping_stores(bool is_sync)
 {
-	unsigned int first = RECLAIM_BATCH;
+	unsigned int first = nr_one_store(is_sync);
 	uint64_t nr = first + RECLAIM_BATCH;
 	struct batch_thread t1, t2;
 	struct data_space ds;
@@ -715,7 +722,7 @@ static void test_overlapping_stores(bool is_sync)
  */
 static void test_overlapping_failures(void)
 {
-	const unsigned int first = RECLAIM_BATCH, nr_cut = 20;
+	const unsigned int first = RECLAIM_MAX_STORE, nr_cut = 40;
 	const uint64_t nr = first + RECLAIM_BATCH;
 	struct batch_thread t1, t2;
 	struct data_space ds;
@@ -851,6 +858,43 @@ static void test_stop_waits_for_store(void)
 	space_destroy(&ds);
 }
 
+/*
+ * Case 11: reclaim_pages stores as many batches in one call as the count
+ * needs, up to RECLAIM_ASYNC_BATCHES, on an asynchronous backend; a batch
+ * a call on a synchronous one.
+ */
+static void test_reclaim_pages_batches(bool is_sync)
+{
+	const uint64_t nr = RECLAIM_MAX_STORE + 2 * RECLAIM_BATCH;
+	struct data_space ds;
+	struct faulty_backend *g;
+	struct inode f;
+
+	check_set_context("reclaim_pages, %s backend", is_sync ? "synchronous" : "async");
+	if (!gated_space_new_as(&ds, &g, is_sync))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, nr, 13);
+
+	/* One page past a batch: two batches. */
+	CHECK_EQ(2 * RECLAIM_BATCH, reclaim_pages(&ds, RECLAIM_BATCH + 1));
+	CHECK_EQ(is_sync ? 2 : 1, faulty_nr_calls(g, FAULTY_STORE));
+	CHECK_EQ(is_sync ? RECLAIM_BATCH : 2 * RECLAIM_BATCH, faulty_nr_last(g, FAULTY_STORE));
+
+	/* All that is left, as tierctl reclaim all asks. */
+	CHECK_EQ(nr - 2 * RECLAIM_BATCH, reclaim_pages(&ds, UINT64_MAX));
+	CHECK_EQ(is_sync ? 6 : 2, faulty_nr_calls(g, FAULTY_STORE));
+	CHECK_EQ(is_sync ? RECLAIM_BATCH : RECLAIM_MAX_STORE, faulty_nr_last(g, FAULTY_STORE));
+	CHECK_EQ(0, pool_in_use(&ds));
+	CHECK_EQ(nr, backend_stored(&ds));
+	for (uint64_t i = 0; i < nr; i++) {
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
+		check_pattern(&ds, &f, i, 13);
+	}
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
 int main(void)
 {
 	test_no_lock_during_store();
@@ -868,5 +912,7 @@ int main(void)
 	test_overlapping_stores(true);
 	test_overlapping_failures();
 	test_stop_waits_for_store();
+	test_reclaim_pages_batches(false);
+	test_reclaim_pages_batches(true);
 	return check_done("reclaim");
 }
