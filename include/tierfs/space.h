@@ -55,11 +55,15 @@ struct swap_counters {
  *	Held across backend loads (swap-in, readahead, drain batches) and
  *	across direct reclaim by an allocating thread, which passes it in as
  *	held.
- * reclaim.batch_lock (struct reclaimer, reclaim.h): one reclaim batch at a
- *	time; pending[] and the writes of nr_pending (which the reclaimer
- *	reads without it).  Held across the batch's backend store, a device
- *	write for the file backend; the victims' inodes are unlocked before
- *	it, but the inode a direct reclaimer holds stays locked across it.
+ * reclaim.batch_lock (struct reclaimer, reclaim.h): one isolation at a
+ *	time; pending[], nr_in_flight and the writes of nr_pending (which
+ *	the reclaimer reads without it).  Not held across the backend store
+ *	(a device write for the file backend): the victims are put under
+ *	writeback, their inodes unlocked and their room in pending[]
+ *	reserved under it, then it is dropped for the store and taken again
+ *	to append and finish them, so the stores of several reclaimers are
+ *	in flight at once.  The inode a direct reclaimer holds stays locked
+ *	across its store.
  * lru->lock (lru.h): the lists, their links and counts, the scan record,
  *	lru->all[]; an lru_page's inode while it is under writeback.  Short;
  *	no I/O.  Victims' inodes are taken under it by trylock only.

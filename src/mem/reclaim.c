@@ -5,8 +5,8 @@
  * list, so its inode is alive; once locked, it cannot be freed: freeing
  * takes the inode lock).  Pages that need a store are marked writeback and
  * their inodes unlocked, so the store (a device write for the file backend)
- * holds no lock a reader or writer needs.  Then each page is taken off its
- * owner, unless it was written or freed meanwhile.
+ * holds no lock a reader, a writer or another reclaimer needs.  Then each
+ * page is taken off its owner, unless it was written or freed meanwhile.
  */
 #include <errno.h>
 #include <sched.h>
@@ -327,36 +327,17 @@ void reclaim_fini(struct reclaimer *r)
 	pthread_mutex_destroy(&r->batch_lock);
 }
 
-uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
+/*
+ * The victims of one isolation, their inodes still locked: a same-filled
+ * page and a clean one leave at once, the rest are put under writeback and
+ * appended to pfns and pages at *nr_store.  Returns the pool pages freed.
+ */
+static uint64_t sort_victims(struct data_space *ds, const struct victim *v, unsigned int nr,
+			     uint64_t store_room, uint32_t *pfns, void **pages,
+			     unsigned int *nr_store)
 {
-	return reclaim_batch_from(ds, held, NULL);
-}
+	uint64_t freed = 0;
 
-uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lru_lists *from)
-{
-	struct victim v[RECLAIM_BATCH];
-	struct inode *locked[RECLAIM_BATCH];
-	struct reclaim_pending *w;
-	void *pages[RECLAIM_BATCH];
-	uint64_t slots[RECLAIM_BATCH], freed;
-	uint32_t pfns[RECLAIM_BATCH];
-	unsigned int nr_locked = 0, nr, nr_store = 0, room;
-	uint64_t store_room;
-	int stored = 0;
-
-	/*
-	 * One batch at a time: a second reclaimer would only find the first
-	 * one's inodes locked and give up, failing an allocation that waiting
-	 * a moment would have served.
-	 */
-	if (atomic_load(&ds->is_draining))
-		return 0; /* bringing everything back: nothing leaves now */
-	pthread_mutex_lock(&ds->reclaim.batch_lock);
-	store_room = budget_store_room(ds);
-	freed = finish_pending(ds, held);
-	room = RECLAIM_MAX_PENDING - ds->reclaim.nr_pending;
-	nr = isolate(ds, held, from, room < RECLAIM_BATCH ? room : RECLAIM_BATCH, v, locked,
-		     &nr_locked);
 	for (unsigned int i = 0; i < nr; i++) {
 		struct lru_page *p = lru_page(&ds->lru, v[i].pfn);
 		void *page = pagepool_addr(ds->pool, v[i].pfn);
@@ -377,7 +358,7 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 			atomic_fetch_add_explicit(&ds->swap.nr_filled_evicted, 1,
 						  memory_order_relaxed);
 			freed++;
-		} else if (nr_store >= store_room) {
+		} else if (*nr_store >= store_room) {
 			/* The memory limit leaves a RAM pool no room: the page stays. */
 			atomic_fetch_add_explicit(&ds->swap.nr_limit_rejects, 1,
 						  memory_order_relaxed);
@@ -388,13 +369,59 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 		} else {
 			p->is_writeback = true;
 			p->is_redirtied = false;
-			pfns[nr_store] = v[i].pfn;
-			pages[nr_store++] = page;
+			pfns[*nr_store] = v[i].pfn;
+			pages[(*nr_store)++] = page;
 		}
 	}
-	for (unsigned int i = 0; i < nr_locked; i++)
-		pthread_rwlock_unlock(&locked[i]->lock);
+	return freed;
+}
+
+/*
+ * Evict up to nr_batches batches, isolated one after the other and stored
+ * in one call.  Isolation is one reclaimer at a time, under batch_lock: a
+ * second one would only find the first one's inodes locked and give up,
+ * failing an allocation that waiting a moment would have served.  The
+ * store runs without it, so that the stores of the reclaim thread and of
+ * the threads reclaiming directly overlap, each page's room in pending[]
+ * reserved meanwhile (nr_in_flight).
+ */
+static uint64_t reclaim_run(struct data_space *ds, struct inode *held, struct lru_lists *from,
+			    unsigned int nr_batches)
+{
+	struct reclaimer *r = &ds->reclaim;
+	struct victim v[RECLAIM_BATCH];
+	struct inode *locked[RECLAIM_BATCH];
+	void *pages[RECLAIM_MAX_STORE];
+	uint64_t slots[RECLAIM_MAX_STORE], freed;
+	uint32_t pfns[RECLAIM_MAX_STORE];
+	unsigned int nr_store = 0;
+	uint64_t store_room;
+	int stored;
+
+	if (atomic_load(&ds->is_draining))
+		return 0; /* bringing everything back: nothing leaves now */
+	pthread_mutex_lock(&r->batch_lock);
+	/* Room at the limit, less what other reclaimers are storing now. */
+	store_room = budget_store_room(ds);
+	if (store_room != UINT64_MAX)
+		store_room = store_room > r->nr_in_flight ? store_room - r->nr_in_flight : 0;
+	freed = finish_pending(ds, held);
+	for (unsigned int b = 0; b < nr_batches && !atomic_load(&ds->is_draining); b++) {
+		unsigned int room =
+			RECLAIM_MAX_PENDING - r->nr_pending - r->nr_in_flight - nr_store;
+		unsigned int want = room < RECLAIM_BATCH ? room : RECLAIM_BATCH;
+		unsigned int nr_locked = 0, nr;
+
+		nr = isolate(ds, held, from, want, v, locked, &nr_locked);
+		freed += sort_victims(ds, v, nr, store_room, pfns, pages, &nr_store);
+		for (unsigned int i = 0; i < nr_locked; i++)
+			pthread_rwlock_unlock(&locked[i]->lock);
+		if (nr < want || !want)
+			break; /* the lists or pending[] ran out: so would the next */
+	}
 	if (nr_store) {
+		r->nr_in_flight += nr_store;
+		pthread_mutex_unlock(&r->batch_lock);
 		stored = ds->backend->ops->store(ds->backend, pages, nr_store, slots);
 		if (stored < (int)nr_store)
 			log_limited(&store_log, stored == -ENOSPC ? LOG_WARNING : LOG_ERR,
@@ -403,19 +430,46 @@ uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lr
 				    stored < 0 ? strerror(-stored) : "full");
 		if (stored < 0)
 			stored = 0;
+		pthread_mutex_lock(&r->batch_lock);
+		r->nr_in_flight -= nr_store;
+		for (unsigned int i = 0; i < nr_store; i++)
+			r->pending[r->nr_pending++] =
+				(struct reclaim_pending){ pfns[i], (int)i < stored,
+							  (int)i < stored ? slots[i] : 0 };
+		freed += finish_pending(ds, held);
 	}
-	for (unsigned int i = 0; i < nr_store; i++) {
-		w = &ds->reclaim.pending[ds->reclaim.nr_pending++];
-		*w = (struct reclaim_pending){ pfns[i], (int)i < stored,
-					       (int)i < stored ? slots[i] : 0 };
-	}
-	freed += finish_pending(ds, held);
-	pthread_mutex_unlock(&ds->reclaim.batch_lock);
-	if (atomic_load(&ds->reclaim.nr_pending))
+	pthread_mutex_unlock(&r->batch_lock);
+	if (atomic_load(&r->nr_pending))
 		reclaim_kick(ds); /* the reclaimer finishes them when the owners are free */
 	if (budget_update(ds, false))
 		reclaim_kick(ds);
 	return freed;
+}
+
+/*
+ * Batches for one store toward nr pages: one for a synchronous backend,
+ * whose store is work on this thread that a larger batch would not
+ * shorten; for an asynchronous one, as many as nr needs up to
+ * RECLAIM_ASYNC_BATCHES, which the backend writes as a few large requests
+ * in hardly more time than one batch's.
+ */
+static unsigned int nr_batches_for(const struct data_space *ds, uint64_t nr)
+{
+	if (ds->backend->ops->is_sync || nr <= RECLAIM_BATCH)
+		return 1;
+	if (nr >= RECLAIM_MAX_STORE)
+		return RECLAIM_ASYNC_BATCHES;
+	return (unsigned int)((nr + RECLAIM_BATCH - 1) / RECLAIM_BATCH);
+}
+
+uint64_t reclaim_batch(struct data_space *ds, struct inode *held)
+{
+	return reclaim_run(ds, held, NULL, nr_batches_for(ds, RECLAIM_MAX_STORE));
+}
+
+uint64_t reclaim_batch_from(struct data_space *ds, struct inode *held, struct lru_lists *from)
+{
+	return reclaim_run(ds, held, from, nr_batches_for(ds, RECLAIM_MAX_STORE));
 }
 
 uint64_t reclaim_pages(struct data_space *ds, uint64_t nr)
@@ -433,7 +487,7 @@ uint64_t reclaim_pages(struct data_space *ds, uint64_t nr)
 			   (8 * RECLAIM_BATCH) +
 		   2;
 	while (freed < nr && nr_idle < max_idle) {
-		n = reclaim_batch(ds, NULL);
+		n = reclaim_run(ds, NULL, NULL, nr_batches_for(ds, nr - freed));
 		freed += n;
 		nr_idle = n ? 0 : nr_idle + 1;
 	}
@@ -482,9 +536,15 @@ static void *reclaimer(void *arg)
 		}
 		pthread_mutex_unlock(&ds->reclaim.lock);
 		/* A batch or two that free nothing may only have promoted pages in use. */
-		for (unsigned int nr_idle = 0;
-		     nr_idle < 3 && pagepool_nr_in_use(ds->pool) > ds->budget.low_pages;)
-			nr_idle = reclaim_batch(ds, NULL) ? 0 : nr_idle + 1;
+		for (unsigned int nr_idle = 0; nr_idle < 3;) {
+			uint64_t used = pagepool_nr_in_use(ds->pool), low = ds->budget.low_pages;
+
+			if (used <= low)
+				break;
+			nr_idle = reclaim_run(ds, NULL, NULL, nr_batches_for(ds, used - low)) ?
+					  0 :
+					  nr_idle + 1;
+		}
 		pthread_mutex_lock(&ds->reclaim.lock);
 		/* Nothing evictable now (all busy or no room to store): back off. */
 		if (pagepool_nr_in_use(ds->pool) > ds->budget.high_pages && !ds->reclaim.stop)
@@ -517,12 +577,19 @@ void reclaim_stop(struct data_space *ds)
 		pthread_join(ds->reclaim.thread, NULL);
 		ds->reclaim.has_thread = false;
 	}
-	/* No request runs now; an owner's lock is only ever held briefly. */
+	/*
+	 * No request runs now, and an owner's lock is only ever held
+	 * briefly.  A store another thread still has in flight needs
+	 * batch_lock to end: wait for it too.
+	 */
 	pthread_mutex_lock(&ds->reclaim.batch_lock);
-	while (ds->reclaim.nr_pending) {
+	for (;;) {
 		finish_pending(ds, NULL);
-		if (ds->reclaim.nr_pending)
-			sched_yield();
+		if (!ds->reclaim.nr_pending && !ds->reclaim.nr_in_flight)
+			break;
+		pthread_mutex_unlock(&ds->reclaim.batch_lock);
+		sched_yield();
+		pthread_mutex_lock(&ds->reclaim.batch_lock);
 	}
 	pthread_mutex_unlock(&ds->reclaim.batch_lock);
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Unit tests of reclaim's writeback: a backend whose store blocks at a gate
- * lets the test read, write, truncate, punch and release the victims, or
- * keep their owner busy, while the store is in flight, then checks what each
- * page became and that no pool page or backend slot leaked.
+ * lets the test read, write, truncate, punch and release the victims, keep
+ * their owner busy, or start a second reclaim or reclaim_stop, while the
+ * store is in flight, then checks what each page became and that no pool
+ * page or backend slot leaked.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -27,18 +28,27 @@ static unsigned int gate_wait_entered(struct faulty_backend *g, unsigned int nr)
 	return faulty_nr_last(g, FAULTY_STORE);
 }
 
-/* A data space over a ramdisk wrapped for faults and a gate at its store. */
-static bool gated_space_new(struct data_space *ds, struct faulty_backend **g)
+/*
+ * A data space over a ramdisk wrapped for faults and a gate at its store,
+ * which reclaim takes for a synchronous backend or, is_sync false, for an
+ * asynchronous one such as the file backend.
+ */
+static bool gated_space_new_as(struct data_space *ds, struct faulty_backend **g, bool is_sync)
 {
 	struct tier_backend *inner = space_ramdisk(SWAP_PAGES);
 
 	if (!inner)
 		return false;
-	if (!CHECK_EQ(0, faulty_new(inner, true, g))) {
+	if (!CHECK_EQ(0, faulty_new(inner, is_sync, g))) {
 		inner->ops->destroy(inner);
 		return false;
 	}
 	return space_new(ds, faulty_base(*g), MEM_PAGES);
+}
+
+static bool gated_space_new(struct data_space *ds, struct faulty_backend **g)
+{
+	return gated_space_new_as(ds, g, true);
 }
 
 /*
@@ -609,6 +619,282 @@ static void test_filled_and_clean(void)
 	space_destroy(&ds);
 }
 
+/* Pages reclaim is storing now, read under its lock. */
+static unsigned int nr_in_flight(struct data_space *ds)
+{
+	unsigned int nr;
+
+	pthread_mutex_lock(&ds->reclaim.batch_lock);
+	nr = ds->reclaim.nr_in_flight;
+	pthread_mutex_unlock(&ds->reclaim.batch_lock);
+	return nr;
+}
+
+/* Pages one reclaim_batch stores in one call on a backend so synchronous or not. */
+static unsigned int nr_one_store(bool is_sync)
+{
+	return is_sync ? RECLAIM_BATCH : RECLAIM_MAX_STORE;
+}
+
+/*
+ * Start a reclaim whose store is held at the closed gate, then a second
+ * one, on pages the first did not take, and check that its store reaches
+ * the gate too: both in flight at once, the first of nr_first pages, the
+ * second of a batch.  A second reclaim kept out until the first store
+ * ends fails the check after GATE_TIMEOUT_S; the caller opens the gate and
+ * joins both either way.  Returns false, the gate open, if a thread could
+ * not start.
+ */
+static bool start_two_stores(struct data_space *ds, struct faulty_backend *g, unsigned int nr_first,
+			     struct batch_thread *t1, struct batch_thread *t2)
+{
+	unsigned int nr_calls = faulty_nr_calls(g, FAULTY_STORE);
+
+	faulty_gate_close(g, FAULTY_STORE);
+	if (!batch_start(t1, ds)) {
+		faulty_gate_open(g, FAULTY_STORE);
+		return false;
+	}
+	CHECK_EQ(nr_first, gate_wait_entered(g, nr_calls + 1));
+	if (!batch_start(t2, ds)) {
+		faulty_gate_open(g, FAULTY_STORE);
+		batch_join(t1);
+		return false;
+	}
+	CHECK_EQ(RECLAIM_BATCH, gate_wait_entered(g, nr_calls + 2));
+	CHECK_EQ(nr_calls + 2, faulty_nr_calls(g, FAULTY_STORE));
+	return true;
+}
+
+/*
+ * Case 8: the stores of two reclaims in flight at once, the first of
+ * RECLAIM_ASYNC_BATCHES batches in one call on an asynchronous backend and
+ * of one on a synchronous one; then every page evicted to its slot.
+ */
+static void test_overlapping_stores(bool is_sync)
+{
+	unsigned int first = nr_one_store(is_sync);
+	uint64_t nr = first + RECLAIM_BATCH;
+	struct batch_thread t1, t2;
+	struct data_space ds;
+	struct faulty_backend *g;
+	struct inode f;
+
+	check_set_context("overlapping stores, %s backend", is_sync ? "synchronous" : "async");
+	if (!gated_space_new_as(&ds, &g, is_sync))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, nr, 10);
+	if (!start_two_stores(&ds, g, first, &t1, &t2))
+		return;
+	/* Both batches under writeback, the file's lock free, nothing stored yet. */
+	lock_during_store(g, &f, false);
+	for (uint64_t i = 0; i < nr; i++) {
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
+		CHECK(lru_page(&ds.lru, pfn_of(&f, i))->is_writeback);
+	}
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(0, lru_lists_nr_listed(&ds.lru.root));
+	CHECK_EQ(nr, pool_in_use(&ds));
+	CHECK_EQ(0, backend_stored(&ds));
+
+	faulty_gate_open(g, FAULTY_STORE);
+	CHECK_EQ(first, batch_join(&t1));
+	CHECK_EQ(RECLAIM_BATCH, batch_join(&t2));
+	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
+	CHECK_EQ(0, nr_in_flight(&ds));
+	CHECK_EQ(0, pool_in_use(&ds));
+	CHECK_EQ(nr, backend_stored(&ds));
+	CHECK_EQ(nr, atomic_load(&ds.swap.nr_evicted));
+	for (uint64_t i = 0; i < nr; i++) {
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
+		check_pattern(&ds, &f, i, 10);
+	}
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/*
+ * Case 9: stores that fail while another is in flight, on an asynchronous
+ * backend: both failing, then the first cut short while the second ends
+ * whole.  A page not stored stays, listed, with its bytes; nothing is
+ * stored twice or left under writeback.
+ */
+static void test_overlapping_failures(void)
+{
+	const unsigned int first = RECLAIM_MAX_STORE, nr_cut = 40;
+	const uint64_t nr = first + RECLAIM_BATCH;
+	struct batch_thread t1, t2;
+	struct data_space ds;
+	struct faulty_backend *g;
+	struct inode f;
+	uint64_t nr_swapped = 0;
+
+	check_set_context("stores failing while overlapping");
+	if (!gated_space_new_as(&ds, &g, false))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, nr, 11);
+
+	/* Both fail. */
+	CHECK_EQ(0, faulty_fail(g, FAULTY_STORE, 1, -EIO, true));
+	if (!start_two_stores(&ds, g, first, &t1, &t2))
+		return;
+	faulty_gate_open(g, FAULTY_STORE);
+	CHECK_EQ(0, batch_join(&t1));
+	CHECK_EQ(0, batch_join(&t2));
+	CHECK_EQ(2, faulty_nr_faulted(g, FAULTY_STORE));
+	CHECK_EQ(nr, atomic_load(&ds.swap.nr_store_failures));
+	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
+	CHECK_EQ(0, nr_in_flight(&ds));
+	CHECK_EQ(nr, pool_in_use(&ds));
+	CHECK_EQ(0, backend_stored(&ds));
+	CHECK_EQ(nr, lru_lists_nr_listed(&ds.lru.root));
+	for (uint64_t i = 0; i < nr; i++) {
+		struct lru_page *p = lru_page(&ds.lru, pfn_of(&f, i));
+
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
+		CHECK(!p->is_writeback);
+		CHECK(p->list != 0);
+		CHECK(p->inode == &f);
+		check_pattern(&ds, &f, i, 11);
+	}
+
+	/* The first keeps a prefix only; the second stores all of its batch. */
+	CHECK_EQ(0, faulty_short_store(g, 1, nr_cut, false));
+	if (!start_two_stores(&ds, g, first, &t1, &t2))
+		return;
+	faulty_gate_open(g, FAULTY_STORE);
+	CHECK_EQ(nr_cut, batch_join(&t1));
+	CHECK_EQ(RECLAIM_BATCH, batch_join(&t2));
+	CHECK_EQ(3, faulty_nr_faulted(g, FAULTY_STORE));
+	CHECK_EQ(nr + first - nr_cut, atomic_load(&ds.swap.nr_store_failures));
+	CHECK_EQ(nr_cut + RECLAIM_BATCH, backend_stored(&ds));
+	CHECK_EQ(nr_cut + RECLAIM_BATCH, atomic_load(&ds.swap.nr_evicted));
+	CHECK_EQ(first - nr_cut, pool_in_use(&ds));
+	CHECK_EQ(first - nr_cut, lru_lists_nr_listed(&ds.lru.root));
+	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
+	for (uint64_t i = 0; i < nr; i++) {
+		nr_swapped += kind(&f, i) == PAGEMAP_KIND_SWAPPED;
+		CHECK(kind(&f, i) == PAGEMAP_KIND_SWAPPED ||
+		      !lru_page(&ds.lru, pfn_of(&f, i))->is_writeback);
+		check_pattern(&ds, &f, i, 11);
+	}
+	CHECK_EQ(nr_cut + RECLAIM_BATCH, nr_swapped);
+
+	/* What stayed is evictable again. */
+	faulty_clear(g, FAULTY_STORE);
+	CHECK_EQ(first - nr_cut, reclaim_batch(&ds, NULL));
+	CHECK_EQ(nr, backend_stored(&ds));
+	CHECK_EQ(0, pool_in_use(&ds));
+	for (uint64_t i = 0; i < nr; i++) {
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
+		check_pattern(&ds, &f, i, 11);
+	}
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/* reclaim_stop on its own thread, saying when it returned. */
+struct stop_thread {
+	struct data_space *ds;
+	pthread_t thread;
+	atomic_bool is_done;
+};
+
+static void *stop_main(void *arg)
+{
+	struct stop_thread *t = arg;
+
+	reclaim_stop(t->ds);
+	atomic_store(&t->is_done, true);
+	return NULL;
+}
+
+/*
+ * Case 10: reclaim_stop while another thread's store is in flight returns
+ * only once that store has ended and its pages are finished.
+ */
+static void test_stop_waits_for_store(void)
+{
+	const struct timespec moment = { .tv_nsec = 100 * 1000000 };
+	struct data_space ds;
+	struct faulty_backend *g;
+	struct batch_thread t;
+	struct stop_thread st = { .ds = &ds };
+	struct inode f;
+
+	check_set_context("reclaim_stop with a store in flight");
+	if (!gated_space_new_as(&ds, &g, false))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 12);
+	faulty_gate_close(g, FAULTY_STORE);
+	if (!batch_start(&t, &ds))
+		return;
+	CHECK_EQ(NR, gate_wait_entered(g, 1));
+	atomic_init(&st.is_done, false);
+	if (!CHECK_EQ(0, pthread_create(&st.thread, NULL, stop_main, &st))) {
+		faulty_gate_open(g, FAULTY_STORE);
+		batch_join(&t);
+		return;
+	}
+	nanosleep(&moment, NULL);
+	CHECK(!atomic_load(&st.is_done));
+	CHECK_EQ(NR, nr_in_flight(&ds));
+
+	faulty_gate_open(g, FAULTY_STORE);
+	pthread_join(st.thread, NULL);
+	CHECK_EQ(0, nr_in_flight(&ds));
+	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
+	CHECK_EQ(0, pool_in_use(&ds));
+	CHECK_EQ(NR, backend_stored(&ds));
+	CHECK_EQ(NR, batch_join(&t));
+	for (uint64_t i = 0; i < NR; i++) {
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
+		check_pattern(&ds, &f, i, 12);
+	}
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
+/*
+ * Case 11: reclaim_pages stores as many batches in one call as the count
+ * needs, up to RECLAIM_ASYNC_BATCHES, on an asynchronous backend; a batch
+ * a call on a synchronous one.
+ */
+static void test_reclaim_pages_batches(bool is_sync)
+{
+	const uint64_t nr = RECLAIM_MAX_STORE + 2 * RECLAIM_BATCH;
+	struct data_space ds;
+	struct faulty_backend *g;
+	struct inode f;
+
+	check_set_context("reclaim_pages, %s backend", is_sync ? "synchronous" : "async");
+	if (!gated_space_new_as(&ds, &g, is_sync))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, nr, 13);
+
+	/* One page past a batch: two batches. */
+	CHECK_EQ(2 * RECLAIM_BATCH, reclaim_pages(&ds, RECLAIM_BATCH + 1));
+	CHECK_EQ(is_sync ? 2 : 1, faulty_nr_calls(g, FAULTY_STORE));
+	CHECK_EQ(is_sync ? RECLAIM_BATCH : 2 * RECLAIM_BATCH, faulty_nr_last(g, FAULTY_STORE));
+
+	/* All that is left, as tierctl reclaim all asks. */
+	CHECK_EQ(nr - 2 * RECLAIM_BATCH, reclaim_pages(&ds, UINT64_MAX));
+	CHECK_EQ(is_sync ? 6 : 2, faulty_nr_calls(g, FAULTY_STORE));
+	CHECK_EQ(is_sync ? RECLAIM_BATCH : RECLAIM_MAX_STORE, faulty_nr_last(g, FAULTY_STORE));
+	CHECK_EQ(0, pool_in_use(&ds));
+	CHECK_EQ(nr, backend_stored(&ds));
+	for (uint64_t i = 0; i < nr; i++) {
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
+		check_pattern(&ds, &f, i, 13);
+	}
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
 int main(void)
 {
 	test_no_lock_during_store();
@@ -622,5 +908,11 @@ int main(void)
 	test_busy_owner(FINISH_BY_STOP);
 	test_store_failure();
 	test_filled_and_clean();
+	test_overlapping_stores(false);
+	test_overlapping_stores(true);
+	test_overlapping_failures();
+	test_stop_waits_for_store();
+	test_reclaim_pages_batches(false);
+	test_reclaim_pages_batches(true);
 	return check_done("reclaim");
 }
