@@ -94,6 +94,21 @@ static bool check_pattern(struct data_space *ds, const struct inode *inode, uint
 	return check_page(ds, inode, index, expected);
 }
 
+/*
+ * All @nr pages of @inode are swapped, in the backend and none in the pool,
+ * and each reads back its pattern.
+ */
+static void check_all_swapped(struct data_space *ds, const struct inode *inode, uint64_t nr,
+			      unsigned int seed)
+{
+	CHECK_EQ(0, pool_in_use(ds));
+	CHECK_EQ(nr, backend_stored(ds));
+	for (uint64_t i = 0; i < nr; i++) {
+		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(inode, i));
+		check_pattern(ds, inode, i, seed);
+	}
+}
+
 static uint32_t pfn_of(const struct inode *inode, uint64_t index)
 {
 	return pagemap_pfn(pagemap_get(&inode->pages, index));
@@ -163,13 +178,8 @@ static void test_no_lock_during_store(void)
 	faulty_gate_open(g, FAULTY_STORE);
 	CHECK_EQ(NR, batch_join(&t));
 	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
-	CHECK_EQ(0, pool_in_use(&ds));
-	CHECK_EQ(NR, backend_stored(&ds));
 	CHECK_EQ(NR, atomic_load(&ds.swap.nr_evicted));
-	for (uint64_t i = 0; i < NR; i++) {
-		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
-		check_pattern(&ds, &f, i, 1);
-	}
+	check_all_swapped(&ds, &f, NR, 1);
 	file_destroy(&ds, &f);
 	space_destroy(&ds);
 }
@@ -533,12 +543,7 @@ static void test_store_failure(void)
 
 	faulty_clear(g, FAULTY_STORE);
 	CHECK_EQ(2, reclaim_batch(&ds, NULL));
-	CHECK_EQ(NR, backend_stored(&ds));
-	CHECK_EQ(0, pool_in_use(&ds));
-	for (uint64_t i = 0; i < NR; i++) {
-		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
-		check_pattern(&ds, &f, i, 8);
-	}
+	check_all_swapped(&ds, &f, NR, 8);
 	CHECK_EQ(NR, atomic_load(&ds.swap.nr_evicted));
 
 	file_destroy(&ds, &f);
@@ -703,13 +708,8 @@ static void test_overlapping_stores(bool is_sync)
 	CHECK_EQ(RECLAIM_BATCH, batch_join(&t2));
 	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
 	CHECK_EQ(0, nr_in_flight(&ds));
-	CHECK_EQ(0, pool_in_use(&ds));
-	CHECK_EQ(nr, backend_stored(&ds));
 	CHECK_EQ(nr, atomic_load(&ds.swap.nr_evicted));
-	for (uint64_t i = 0; i < nr; i++) {
-		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
-		check_pattern(&ds, &f, i, 10);
-	}
+	check_all_swapped(&ds, &f, nr, 10);
 	file_destroy(&ds, &f);
 	space_destroy(&ds);
 }
@@ -785,12 +785,7 @@ static void test_overlapping_failures(void)
 	/* What stayed is evictable again. */
 	faulty_clear(g, FAULTY_STORE);
 	CHECK_EQ(first - nr_cut, reclaim_batch(&ds, NULL));
-	CHECK_EQ(nr, backend_stored(&ds));
-	CHECK_EQ(0, pool_in_use(&ds));
-	for (uint64_t i = 0; i < nr; i++) {
-		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
-		check_pattern(&ds, &f, i, 11);
-	}
+	check_all_swapped(&ds, &f, nr, 11);
 	file_destroy(&ds, &f);
 	space_destroy(&ds);
 }
@@ -847,13 +842,8 @@ static void test_stop_waits_for_store(void)
 	pthread_join(st.thread, NULL);
 	CHECK_EQ(0, nr_in_flight(&ds));
 	CHECK_EQ(0, reclaim_nr_pending(&ds.reclaim));
-	CHECK_EQ(0, pool_in_use(&ds));
-	CHECK_EQ(NR, backend_stored(&ds));
 	CHECK_EQ(NR, batch_join(&t));
-	for (uint64_t i = 0; i < NR; i++) {
-		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, i));
-		check_pattern(&ds, &f, i, 12);
-	}
+	check_all_swapped(&ds, &f, NR, 12);
 	file_destroy(&ds, &f);
 	space_destroy(&ds);
 }
