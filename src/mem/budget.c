@@ -205,9 +205,16 @@ static bool update_locked(struct data_space *ds)
 	if (is_full && !atomic_load(&ds->budget.is_pool_full))
 		atomic_store(&ds->budget.full_stored_pages, bs.stored_pages);
 	atomic_store(&ds->budget.is_pool_full, is_full);
-	/* As the kernel frees swap cache once swap is half full (vm_swap_full). */
+	/*
+	 * A page holds one slot at most, as a copy or swapped, so while the
+	 * slots outnumber the pages that may need one (present, not
+	 * same-filled), keeping copies never leaves an eviction without a slot.
+	 * The kernel guesses instead (vm_swap_full: half full) and frees copies
+	 * that had room, paying a store for each at the next eviction.
+	 */
 	atomic_store(&ds->budget.is_backend_tight,
-		     is_full || bs.stored_pages * 2 >= bs.capacity_bytes >> PAGE_SHIFT);
+		     is_full || atomic_load(&ds->nr_pages) - atomic_load(&ds->nr_filled) >
+					bs.capacity_bytes >> PAGE_SHIFT);
 	atomic_store(&ds->budget.capacity_x1024,
 		     capacity_locked(ds, mem, limit, data_bytes, &bs, &weight));
 	atomic_store(&ds->budget.filled_weight, weight);

@@ -20,9 +20,9 @@ static struct log_ratelimit load_log;
 
 /*
  * The swap_slot + 1 a page loaded from slot keeps, or 0 with the slot freed:
- * a clean copy saves a store at the next eviction, but when the backend is
- * half full or a RAM pool holds the memory limit, the room matters more
- * (a read must not grow the footprint past the limit).
+ * a clean copy saves a store at the next eviction, but when the backend's
+ * slots may not cover every page or a RAM pool holds the memory limit, the
+ * room matters more (a read must not grow the footprint past the limit).
  */
 static uint64_t keep_copy(struct data_space *ds, uint64_t slot)
 {

@@ -812,6 +812,49 @@ static int64_t drain_all(struct data_space *ds, struct inode *inode, uint64_t *f
 	return total;
 }
 
+/*
+ * Case 4g: a page read back keeps its copy while the backend's slots cover
+ * every page of data, however full they are, so evicting it again costs no
+ * store; once they do not, the copy goes as the page is read.
+ */
+static void test_swap_in_keeps_copy(void)
+{
+	struct data_space ds;
+	struct inode f;
+
+	check_set_context("keeps copy");
+	if (!space_new(&ds, space_ramdisk(NR_FILE), MEM_PAGES))
+		return;
+	atomic_store(&ds.ra.policy, READAHEAD_DIRECT);
+	file_init(&f);
+	write_pages(&ds, &f, NR_FILE, 6);
+	if (!evict_all(&ds, &f, NR_FILE))
+		goto out;
+	budget_update(&ds, true);
+	CHECK(!atomic_load(&ds.budget.is_backend_tight)); /* full, but a slot a page */
+	CHECK_EQ(0, swap_in(&ds, &f, 0, 1));
+	CHECK_EQ(1, lru_page_of(&ds, &f, 0)->swap_slot ? 1 : 0);
+	CHECK_EQ(NR_FILE, backend_stored(&ds));
+	CHECK_EQ(1, reclaim_pages(&ds, 1));
+	CHECK_EQ(1, atomic_load(&ds.swap.nr_clean_dropped));
+
+	/* One page more than slots: a copy may cost an eviction its slot. */
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ((ssize_t)1, data_write_mem(&ds, &f, "x", 1, NR_FILE * P));
+	pthread_rwlock_unlock(&f.lock);
+	budget_update(&ds, true);
+	CHECK(atomic_load(&ds.budget.is_backend_tight));
+	CHECK_EQ(0, swap_in(&ds, &f, 1, 1));
+	CHECK_EQ(0, lru_page_of(&ds, &f, 1)->swap_slot);
+	CHECK_EQ(1, atomic_load(&ds.swap.nr_copies_freed));
+	CHECK_EQ(NR_FILE - 1, backend_stored(&ds));
+	check_pattern(&ds, &f, 0, 6);
+	check_pattern(&ds, &f, 1, 6);
+out:
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
 /* Case 5a: a file evicted whole comes back in batches of at most max. */
 static void test_drain_batches(unsigned int max)
 {
@@ -1060,6 +1103,7 @@ int main(void)
 	test_swap_in_misses();
 	test_swap_in_watermark();
 	test_swap_in_load_failure();
+	test_swap_in_keeps_copy();
 	test_drain_batches(40);
 	test_drain_batches(32);
 	test_drain_batches(1);
