@@ -36,6 +36,8 @@ struct budget {
 	uint64_t env_limit_bytes;    /* the cgroup's limit, or RAM's; 0 = none */
 	uint64_t stamp_ns;	     /* last update, CLOCK_MONOTONIC */
 	uint64_t excess_floor_bytes; /* least memory beyond the model since a trim */
+	/* The FUSE transport's buffers (mapped); written by the edge, lock or not. */
+	atomic_uint_fast64_t transport_bytes;
 };
 
 /* What the file data costs in memory, in bytes. */
@@ -44,6 +46,7 @@ struct budget_footprint {
 	uint64_t stock;	      /* populated free pool pages */
 	uint64_t backend;     /* a RAM backend's pool; 0 for the file backend */
 	uint64_t descriptors; /* one struct lru_page per populated pool page */
+	uint64_t transport;   /* the FUSE transport's buffers (the io_uring ring) */
 	uint64_t total;
 };
 

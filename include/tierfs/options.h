@@ -23,6 +23,12 @@ enum cache_mode {
 	CACHE_NEVER,  /* direct I/O: every read and write reaches tierfs */
 };
 
+enum transport_mode {
+	TRANSPORT_AUTO,	   /* what measured faster: see transport_pick */
+	TRANSPORT_URING,   /* FUSE over io_uring, classic where the kernel lacks it */
+	TRANSPORT_CLASSIC, /* read(2)/writev(2) on /dev/fuse */
+};
+
 struct tierfs_options {
 	uint64_t size;	    /* bytes of file data; 0 = unlimited */
 	uint64_t nr_inodes; /* 0 = unlimited */
@@ -30,6 +36,7 @@ struct tierfs_options {
 	uid_t uid;
 	gid_t gid;
 	enum cache_mode cache;
+	enum transport_mode transport;
 	uint64_t mem;				/* resident budget, bytes; 0 = from the machine */
 	uint64_t memlimit;			/* footprint limit, bytes; 0 = none */
 	const struct tier_backend_ops *backend; /* NULL: backend=none */
@@ -118,6 +125,9 @@ int options_remount(const struct tierfs_options *cur, const char *list, uint64_t
  */
 unsigned long options_remount_flags(const struct tierfs_options *o, unsigned long st_flags,
 				    bool *is_changed);
+
+/* "auto", "uring" or "classic". */
+const char *options_transport_name(enum transport_mode mode);
 
 extern const char options_usage[];
 

@@ -27,8 +27,24 @@ struct fs_counters {
 	atomic_uint_fast64_t nr_enospc; /* requests refused for size= or nr_inodes= */
 };
 
+/*
+ * What the FUSE edge's transport reports, for the stats: set once the
+ * kernel's INIT is answered (mode), counters relaxed atomics.  The ring's
+ * memory is data.budget.transport_bytes, part of the footprint.
+ */
+struct transport_stats {
+	const char *_Atomic mode;	       /* "classic" or "uring"; NULL before INIT */
+	const char *_Atomic reason;	       /* why classic where uring was asked; NULL if not */
+	unsigned int nr_queues;		       /* ring queues, one per possible CPU; 0 classic */
+	unsigned int depth;		       /* entries per queue */
+	atomic_uint_fast64_t nr_ring_requests; /* requests that came over the ring */
+	atomic_uint_fast64_t nr_handoffs;      /* of them, served off the ring thread */
+	atomic_uint_fast64_t nr_commit_errors; /* replies the kernel refused */
+};
+
 struct tierfs {
 	struct tierfs_options opts;
+	struct transport_stats transport;
 	struct ns ns;
 	struct data_space data;
 	struct fs_counters counters;

@@ -46,7 +46,7 @@ struct stat_item {
 	const char *str; /* UNIT_STRING */
 };
 
-#define NR_STAT_ITEMS 96
+#define NR_STAT_ITEMS 112
 
 /* The window histogram's keys, one per bucket of readahead.h. */
 static const char *const window_keys[READAHEAD_NR_BUCKETS] = {
@@ -185,6 +185,22 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 			ITEM("readahead", window_keys[b], atomic_load(&ds->ra.hist[b]), UNIT_COUNT);
 	} else {
 		STR("backend", "name", "none");
+	}
+	{
+		struct transport_stats *ts = &fs->transport;
+		const char *mode = atomic_load(&ts->mode), *reason = atomic_load(&ts->reason);
+
+		STR("transport", "mode", mode ? mode : "starting");
+		STR("transport", "asked", options_transport_name(fs->opts.transport));
+		if (reason)
+			STR("transport", "reason", reason);
+		ITEM("transport", "queues", ts->nr_queues, UNIT_COUNT);
+		ITEM("transport", "depth", ts->depth, UNIT_COUNT);
+		ITEM("transport", "ring_bytes", atomic_load(&ds->budget.transport_bytes),
+		     UNIT_BYTES);
+		ITEM("transport", "ring_requests", atomic_load(&ts->nr_ring_requests), UNIT_COUNT);
+		ITEM("transport", "handoffs", atomic_load(&ts->nr_handoffs), UNIT_COUNT);
+		ITEM("transport", "commit_errors", atomic_load(&ts->nr_commit_errors), UNIT_COUNT);
 	}
 	if (cc) {
 		ITEM("control", "connections", atomic_load(&cc->nr_connections), UNIT_COUNT);

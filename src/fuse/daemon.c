@@ -22,8 +22,103 @@
 #include "tierfs/daemon.h"
 #include "tierfs/fs.h"
 #include "tierfs/log.h"
+#include "ring.h"
 
 static struct tierfs fs;
+
+/* The kernel's switch for FUSE over io_uring; root may turn it on. */
+#define ENABLE_URING_PATH "/sys/module/fuse/parameters/enable_uring"
+
+/* Why the mount serves classic where uring was asked (the stats show it). */
+static char transport_why[256];
+
+/* 1 if the kernel's FUSE over io_uring is on, 0 off, -errno if it has none. */
+static int uring_enabled(void)
+{
+	char c = 0;
+	FILE *f = fopen(ENABLE_URING_PATH, "re");
+	int ret;
+
+	if (!f)
+		return -errno;
+	ret = fread(&c, 1, 1, f) == 1 ? c == 'Y' || c == '1' : -EIO;
+	fclose(f);
+	return ret;
+}
+
+static int uring_enable(void)
+{
+	FILE *f = fopen(ENABLE_URING_PATH, "we");
+	int ret = 0;
+
+	if (!f)
+		return -errno;
+	if (fputs("Y\n", f) < 0)
+		ret = -EIO;
+	if (fclose(f) && !ret)
+		ret = -errno;
+	return ret;
+}
+
+static void serve_classic(struct tierfs *fs, const char *why)
+{
+	snprintf(transport_why, sizeof(transport_why), "%s", why);
+	atomic_store(&fs->transport.reason, transport_why);
+	atomic_store(&fs->transport.mode, "classic");
+	log_msg(LOG_WARNING, "transport: classic /dev/fuse, not io_uring: %s", why);
+}
+
+/*
+ * Before the mount, whose INIT says what the kernel offers: whether to try
+ * the ring.  classic and auto: no; uring where the kernel has it, turning
+ * the kernel's switch on as root would (it is off by default).
+ */
+static bool want_ring(struct tierfs *fs)
+{
+	char why[200];
+	int on;
+
+	/*
+	 * auto serves /dev/fuse until the ring is measured no slower on every
+	 * bench row (bench/resident.sh --transports); uring is asked by name.
+	 */
+	if (fs->opts.transport != TRANSPORT_URING) {
+		atomic_store(&fs->transport.mode, "classic");
+		return false;
+	}
+	on = uring_enabled();
+	if (on == 0) {
+		int ret = uring_enable();
+
+		if (ret) {
+			snprintf(why, sizeof(why), "cannot turn on %s: %s", ENABLE_URING_PATH,
+				 strerror(-ret));
+			serve_classic(fs, why);
+			return false;
+		}
+		log_msg(LOG_INFO, "transport=uring: turned on %s", ENABLE_URING_PATH);
+		on = 1;
+	}
+	if (on <= 0) {
+		serve_classic(fs, on < 0 ? "the kernel has no FUSE over io_uring" :
+					   ENABLE_URING_PATH " is off");
+		return false;
+	}
+	return true;
+}
+
+/* The ring for se, mounted, its INIT not yet read; NULL: classic. */
+static struct ring *start_ring(struct fuse_session *se, struct tierfs *fs)
+{
+	struct ring *ring = NULL;
+	char why[200];
+
+	if (ring_new(se, fs, &ring, why, sizeof(why))) {
+		serve_classic(fs, why);
+		return NULL;
+	}
+	return ring;
+}
 
 static int serve(struct fuse_session *se, bool single_thread)
 {
@@ -193,10 +288,11 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	struct tierfs_options opts;
 	struct fuse_args args = FUSE_ARGS_INIT(0, NULL);
 	struct ctl_server *ctl = NULL;
+	struct ring *ring = NULL;
 	struct fuse_session *se;
 	char mnt[PATH_MAX], kopts[2048], err[PATH_MAX + 256];
 	struct stat st;
-	bool has_dev = false;
+	bool has_dev = false, is_ring_wanted;
 	int ready_fd = -1;
 	dev_t dev = 0;
 	int ret;
@@ -252,6 +348,7 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		ret = -EIO;
 		goto destroy_session;
 	}
+	is_ring_wanted = want_ring(&fs);
 	if (fuse_session_mount(se, mnt)) {
 		ret = -EIO;
 		goto remove_handlers;
@@ -271,6 +368,8 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	has_dev = !ctl_mount_dev(mnt, &dev);
 	if (!has_dev || ctl_server_start(&fs, dev, &ctl))
 		log_msg(LOG_ERR, "no control channel for %s: tierctl will not reach it", mnt);
+	if (is_ring_wanted)
+		ring = start_ring(se, &fs);
 	log_mounted(&fs, mnt);
 	daemon_ready(&ready_fd, 0);
 	ret = serve(se, opts.single_thread);
@@ -286,6 +385,7 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		ctl_server_stop(ctl);
 unmount:
 	fuse_session_unmount(se);
+	ring_destroy(ring);
 	if (!ret && has_dev && is_still_mounted(mnt, dev)) {
 		log_msg(LOG_ERR, "%s: still mounted after the unmount", mnt);
 		ret = -EBUSY;

@@ -8,6 +8,7 @@
 #include <libgen.h>
 #include <linux/falloc.h>
 #include <linux/fs.h>
+#include <linux/fuse.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -367,4 +368,56 @@ void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		fuse_reply_err(req, (int)-ret);
 	else
 		fuse_reply_write(req, (size_t)ret);
+}
+
+/* Whether the lock is held against a reader (or, is_write, anyone), without waiting. */
+static bool is_lock_busy(pthread_rwlock_t *lock, bool is_write)
+{
+	if (is_write ? pthread_rwlock_trywrlock(lock) : pthread_rwlock_tryrdlock(lock))
+		return true;
+	pthread_rwlock_unlock(lock);
+	return false;
+}
+
+/* Whether nr_pages more resident pages would reach the reclaimer's mark. */
+static bool is_near_budget(struct tierfs *fs, uint64_t nr_pages)
+{
+	return fs->data.backend && pagepool_nr_in_use(fs->data.pool) + nr_pages >=
+					   atomic_load(&fs->data.budget.high_pages);
+}
+
+bool fs_may_block(struct tierfs *fs, const struct fuse_in_header *in, const void *arg)
+{
+	struct inode *inode = fs_inode_of(fs, in->nodeid);
+
+	switch (in->opcode) {
+	case FUSE_READ: {
+		const struct fuse_read_in *rd = arg;
+		bool has_swapped;
+
+		if (is_lock_busy(&inode->lock, false))
+			return true;
+		if (!fs->data.backend)
+			return false;
+		pthread_rwlock_rdlock(&inode->lock);
+		has_swapped = data_has_swapped(inode, rd->offset, rd->size);
+		pthread_rwlock_unlock(&inode->lock);
+		/* A RAM backend loads in memory, but the pages it fills may need reclaim. */
+		return has_swapped && (!fs->data.backend->ops->is_sync ||
+				       is_near_budget(fs, (rd->size >> PAGE_SHIFT) + 1));
+	}
+	case FUSE_WRITE: {
+		const struct fuse_write_in *wr = arg;
+
+		return is_lock_busy(&inode->lock, true) ||
+		       is_near_budget(fs, (wr->size >> PAGE_SHIFT) + 1);
+	}
+	case FUSE_FALLOCATE:
+	case FUSE_SETATTR:
+		return is_lock_busy(&inode->lock, true) || is_near_budget(fs, 1);
+	case FUSE_COPY_FILE_RANGE:
+		return true;
+	default:
+		return false;
+	}
 }

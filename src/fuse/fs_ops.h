@@ -120,6 +120,16 @@ void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 			   struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
 			   struct fuse_file_info *fi_out, size_t len, int flags);
 
+/*
+ * Whether serving the request (its in-header and first argument, as
+ * /dev/fuse lays them out) may wait: a load from an asynchronous backend,
+ * reclaim to make room, a large copy, or a lock another request holds.
+ * The ring's queues hand such requests to workers (ring.h).  A guess: it
+ * looks without taking locks.
+ */
+struct fuse_in_header;
+bool fs_may_block(struct tierfs *fs, const struct fuse_in_header *in, const void *arg);
+
 /* fs.c: the session, attributes, xattrs, statfs and ioctl. */
 
 void fs_op_init(void *userdata, struct fuse_conn_info *conn);

@@ -35,6 +35,8 @@ const char options_usage[] =
 	"  -o mode=OCTAL  root directory mode (1777)\n"
 	"  -o uid=N,gid=N root directory owner (the mounting user)\n"
 	"  -o cache=auto|always|never  kernel page cache use (auto)\n"
+	"  -o transport=auto|uring|classic  how requests reach the daemon: FUSE over\n"
+	"                 io_uring or /dev/fuse (auto)\n"
 	"  -o mem=SIZE    resident budget, at least 4k (half of MemAvailable)\n"
 	"  -o memlimit=SIZE  memory the daemon may use in all: resident pages, a RAM\n"
 	"                 backend's pool, page stock and descriptors; at least 32m (none)\n"
@@ -47,6 +49,11 @@ const char options_usage[] =
 	"                 RAM backends, vma for the file backend)\n"
 	"  -o allow_other others may use the mount (default when root)\n"
 	"  and the usual mount flags: ro, rw, nosuid, nodev, noexec, noatime, ...\n";
+
+const char *options_transport_name(enum transport_mode mode)
+{
+	return mode == TRANSPORT_URING ? "uring" : mode == TRANSPORT_CLASSIC ? "classic" : "auto";
+}
 
 /* Flags mount(8) and fstab use that go to the kernel unchanged. */
 static const char *const kernel_flags[] = {
@@ -284,6 +291,16 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			o->cache = CACHE_NEVER;
 		else
 			return fail("invalid cache= value '%s': want auto, always or never", val);
+	} else if (!strcmp(opt, "transport") && val) {
+		if (!strcmp(val, "auto"))
+			o->transport = TRANSPORT_AUTO;
+		else if (!strcmp(val, "uring"))
+			o->transport = TRANSPORT_URING;
+		else if (!strcmp(val, "classic"))
+			o->transport = TRANSPORT_CLASSIC;
+		else
+			return fail("invalid transport= value '%s': want auto, uring or classic",
+				    val);
 	} else if (!strcmp(opt, "mem") && val) {
 		if (parse_amount(opt, val, ram, &o->mem, err, err_len))
 			return -EINVAL;
@@ -430,6 +447,8 @@ static const char *fixed_change(const struct tierfs_options *a, const struct tie
 		return "gid=";
 	if (a->cache != b->cache)
 		return "cache=";
+	if (a->transport != b->transport)
+		return "transport=";
 	if (a->backend != b->backend || strcmp(a->swap_path, b->swap_path))
 		return "backend=";
 	if (a->is_encrypted != b->is_encrypted)

@@ -40,7 +40,8 @@ static void footprint_of(struct data_space *ds, const struct pagepool_stats *ps,
 	out->stock = ps->nr_ready * PAGE_SIZE;
 	out->backend = ds->backend && ds->backend->ops->is_sync ? bs->pool_bytes : 0;
 	out->descriptors = ds->backend ? ps->nr_backed * sizeof(struct lru_page) : 0;
-	out->total = out->resident + out->stock + out->backend + out->descriptors;
+	out->transport = atomic_load(&ds->budget.transport_bytes);
+	out->total = out->resident + out->stock + out->backend + out->descriptors + out->transport;
 }
 
 void budget_footprint(struct data_space *ds, struct budget_footprint *out)
@@ -162,7 +163,8 @@ static bool update_locked(struct data_space *ds)
 		}
 		footprint_of(ds, &ps, &bs, &fp);
 		headroom = BUDGET_HEADROOM + (limit >> BUDGET_HEADROOM_SHIFT);
-		other = fp.backend + fp.descriptors + ps.nr_ready_target * PAGE_SIZE + headroom;
+		other = fp.backend + fp.descriptors + fp.transport +
+			ps.nr_ready_target * PAGE_SIZE + headroom;
 		model = fp.resident + fp.stock + other - headroom;
 		/*
 		 * What the model misses (heap, stacks, libfuse buffers), measured.

@@ -10,7 +10,7 @@
 # Exits 0 pass, 1 fail, 77 skip (not root, no usable /dev/fuse).
 
 set -u
-daemon=$1
+tierfs=$1
 tierctl=$2
 
 # shellcheck source=tests/mount/lib.sh
@@ -23,7 +23,7 @@ small=$(md5 "$work/small")
 big=$(md5 "$work/big")
 
 mount_faulty() {
-	TIERFS_FAULT=$1 "$daemon" "$mnt" -o "size=1G,mem=32M,swapsize=1G,cache=never"
+	TIERFS_FAULT=$1 "$tierfs" "$mnt" -o "size=1G,mem=32M,swapsize=1G,cache=never"
 }
 
 # Every store fails: pages stay resident, the budget fills, writes get ENOSPC.

@@ -323,7 +323,7 @@ check_bad_options() {
 	fi
 
 	new_mnt
-	for opt in size=abc size=-1 size=1x nr_inodes=zz mode=999 cache=bogus uid=-5 \
+	for opt in size=abc size=-1 size=1x nr_inodes=zz mode=999 cache=bogus transport=fast uid=-5 \
 		frobnicate frob=1; do
 		n="-o $opt"
 		key=${opt%%=*}
@@ -503,7 +503,7 @@ in_mount_ns() {
 		expect "$n: fstype" fuse.tierfs "$(mount_fstype "$mnt")"
 		expect "$n: statfs blocks" 16384 "$(statfs %b)"
 		pids=$(daemon_pids "$mnt")
-		expect "$n: the daemon is the built tierfs" "$tierfs_real" \
+		expect "$n: the daemon is the built tierfs" "${TIERFS_TEST_BIN:-$tierfs_real}" \
 			"$(readlink "/proc/${pids%%[!0-9]*}/exe" 2>&1)"
 		err=$(umount "$mnt" 2>&1)
 		expect "$n: umount MNT" "" "$err"
@@ -652,7 +652,8 @@ check_signals() {
 		# The log's account of the mount and the unmount, and nothing else.
 		expect "$n: nothing on stderr but the log of mount and unmount" "" \
 			"$(grep -v -e "^tierfs: mounted $mnt: " -e "^tierfs: unmounting $mnt: " \
-				-e "^tierfs: $mnt unmounted$" "$work/fg.err")"
+				-e "^tierfs: $mnt unmounted$" -e "^tierfs: transport: FUSE over io_uring" \
+				"$work/fg.err")"
 		expect "$n: unmounted" no "$(is_mounted "$mnt" && echo yes || echo no)"
 		end_mnt "$n"
 	done
@@ -711,6 +712,49 @@ check_cache_modes() {
 		fi
 		end_mnt "$n"
 	done
+}
+
+# transport=classic serves on /dev/fuse, transport=uring over the ring
+# where the kernel has one: both serve data, and the stats say which.
+check_transport() {
+	tierfs_given=$tierfs
+	tierfs=${TIERFS_TEST_BIN:-$tierfs}
+	for t in classic uring; do
+		n="transport=$t"
+		if [ $t = uring ] && [ ! -e /sys/module/fuse/parameters/enable_uring ]; then
+			echo "skip - $n: the kernel has no FUSE over io_uring"
+			continue
+		fi
+		mount_new "$n" "$n" || continue
+		cp "$work/rand8m" "$mnt/r" && cmp -s "$work/rand8m" "$mnt/r"
+		expect "$n: 8 MiB in and compared" 0 $?
+		json=$("$tierctl" stats "$mnt" --json 2>&1)
+		expect "$n: stats transport.mode" $t \
+			"$(printf '%s' "$json" | sed -n 's/.*"transport":{"mode":"\([a-z]*\)".*/\1/p')"
+		nr=$(printf '%s' "$json" | sed -n 's/.*"ring_requests":\([0-9]*\).*/\1/p')
+		if [ $t = classic ]; then
+			expect "$n: no request over a ring" 0 "$nr"
+		elif [ "${nr:-0}" -gt 0 ] 2>/dev/null; then
+			ok "$n: requests came over the ring ($nr)"
+		else
+			fail "$n: requests over the ring" "more than 0" "${nr:-none}: $json"
+		fi
+		# The ring's buffers are part of the footprint: the file is
+		# resident, so the footprint holds both.
+		ring=$(printf '%s' "$json" | sed -n 's/.*"ring_bytes":\([0-9]*\).*/\1/p')
+		foot=$(printf '%s' "$json" | sed -n 's/.*"footprint_bytes":\([0-9]*\).*/\1/p')
+		if [ $t = classic ]; then
+			expect "$n: no ring memory" 0 "$ring"
+		elif [ "${ring:-0}" -gt 0 ] 2>/dev/null &&
+			[ "${foot:-0}" -ge $((ring + 8 * 1048576)) ]; then
+			ok "$n: footprint $foot counts the ring's $ring bytes and the 8 MiB"
+		else
+			fail "$n: footprint counts the ring" ">= ring + 8 MiB" \
+				"footprint ${foot:-none}, ring ${ring:-none}"
+		fi
+		end_mnt "$n"
+	done
+	tierfs=$tierfs_given
 }
 
 # A store through a shared mapping is seen by read(2) before munmap or msync.
@@ -897,6 +941,16 @@ fi
 tierfs=$1
 tierctl=$2
 
+# Under `meson test --setup uring` every mount takes transport=uring, and
+# the suite is skipped where the kernel has no FUSE over io_uring.
+if [ -n "${TIERFS_TEST_TRANSPORT:-}" ]; then
+	[ -e /sys/module/fuse/parameters/enable_uring ] ||
+		skip "the kernel has no FUSE over io_uring"
+	TIERFS_TEST_BIN=$(realpath "$tierfs")
+	export TIERFS_TEST_BIN TIERFS_TEST_TRANSPORT
+	tierfs=$(dirname "$(realpath "$0")")/with_transport.sh
+fi
+
 [ "$(id -u)" = 0 ] || skip "not root"
 ( exec 3<>/dev/fuse ) 2>/dev/null || skip "/dev/fuse cannot be opened"
 command -v fusermount3 >/dev/null 2>&1 || skip "fusermount3 not found"
@@ -919,6 +973,7 @@ check_defaults
 check_mount_helper
 check_signals
 check_cache_modes
+check_transport
 check_read_only
 check_tierctl
 check_built_in

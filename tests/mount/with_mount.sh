@@ -35,6 +35,16 @@ if [ "$bin" != tmpfs ]; then
 	command -v fusermount3 >/dev/null 2>&1 || skip "fusermount3 not found"
 fi
 
+# Under `meson test --setup uring` every mount takes transport=uring, and
+# the suite is skipped where the kernel has no FUSE over io_uring.
+if [ -n "${TIERFS_TEST_TRANSPORT:-}" ] && [ "$bin" != tmpfs ]; then
+	[ -e /sys/module/fuse/parameters/enable_uring ] ||
+		{ echo "skip: the kernel has no FUSE over io_uring"; exit 77; }
+	TIERFS_TEST_BIN=$(realpath "$bin")
+	export TIERFS_TEST_BIN TIERFS_TEST_TRANSPORT
+	bin=$(dirname "$(realpath "$0")")/with_transport.sh
+fi
+
 mnt=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-mnt.XXXXXX") || exit 1
 
 # Unlike mountpoint(1), this also sees a FUSE mount whose daemon died.
@@ -83,6 +93,11 @@ reap() {
 	[ -n "$daemon" ] || return 0
 	wait "$daemon"
 	status=$?
+	if [ $status -eq 0 ] && [ -n "${TIERFS_TEST_TRANSPORT:-}" ] &&
+		! grep -q "transport: FUSE over io_uring" "$log"; then
+		echo "error: the mount did not serve over io_uring" >&2
+		status=1
+	fi
 	if [ $status -ne 0 ] || [ -s "$log" ]; then
 		echo "daemon exited with status $status; its stderr:" >&2
 		cat "$log" >&2

@@ -130,10 +130,14 @@ static void test_own_keys(void)
 {
 	char *argv[] = { "tierfs", "-o", "size=1g,nr_inodes=1k,mode=0700,uid=12,gid=34,cache=never",
 			 "/mnt", NULL };
-	char *argv_pct[] = {
-		"tierfs",   "/mnt", "-osize=25%,nr_inodes=10%", "-o", "cache=always", "-o",
-		"mode=755", NULL
-	};
+	char *argv_pct[] = { "tierfs",
+			     "/mnt",
+			     "-osize=25%,nr_inodes=10%",
+			     "-o",
+			     "cache=always,transport=uring",
+			     "-o",
+			     "mode=755",
+			     NULL };
 	char *argv_zero[] = { "tierfs", "-o", "size=0,nr_inodes=0,cache=auto", "/mnt", NULL };
 	char *argv_last[] = { "tierfs", "-o", "size=1m", "-o", "size=2m,uid=0", "/mnt", NULL };
 	struct tierfs_options o;
@@ -146,6 +150,7 @@ static void test_own_keys(void)
 	CHECK_EQ(12, o.uid);
 	CHECK_EQ(34, o.gid);
 	CHECK_EQ(CACHE_NEVER, o.cache);
+	CHECK_EQ(TRANSPORT_AUTO, o.transport);
 	CHECK_STR("/mnt", o.mountpoint);
 	/* tierfs's own keys are not handed to the kernel. */
 	CHECK(!strstr(o.kernel_opts, "size"));
@@ -157,6 +162,8 @@ static void test_own_keys(void)
 	CHECK_EQ(RAM / 4, o.size);
 	CHECK_EQ(RAM / 4096 / 10, o.nr_inodes);
 	CHECK_EQ(CACHE_ALWAYS, o.cache);
+	CHECK_EQ(TRANSPORT_URING, o.transport);
+	CHECK(!strstr(o.kernel_opts, "transport"));
 	CHECK_EQ(0755, o.mode);
 
 	/* size= past 100% as on tmpfs; nr_inodes= up to every RAM page. */
@@ -239,6 +246,8 @@ static void test_bad_options(void)
 		{ "gid=", "gid" },
 		{ "cache=sometimes", "cache" },
 		{ "cache=", "cache" },
+		{ "transport=fast", "transport" },
+		{ "transport=", "transport" },
 		{ "ro=1", "ro" },
 		{ "size=1m,colour=blue", "colour" },
 		{ "memlimit=1m", "memlimit" },
@@ -568,6 +577,9 @@ static void test_remount(void)
 		{ "remount,uid=5", -EINVAL, "uid= cannot change on a mounted tierfs" },
 		{ "remount,gid=5", -EINVAL, "gid= cannot change on a mounted tierfs" },
 		{ "remount,cache=never", -EINVAL, "cache= cannot change on a mounted tierfs" },
+		{ "remount,transport=uring", -EINVAL,
+		  "transport= cannot change on a mounted tierfs" },
+		{ "remount,transport=auto", 0, "" },
 		{ "remount,swapsize=1g", -EINVAL, "swapsize= cannot change on a mounted tierfs" },
 		{ "remount,cg_share=20%", -EINVAL, "cg_share= cannot change on a mounted tierfs" },
 		{ "remount,encrypt=off", -EINVAL, "encrypt= cannot change on a mounted tierfs" },
