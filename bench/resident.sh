@@ -19,7 +19,8 @@ usage()
 {
 	cat <<'EOF'
 usage: resident.sh [--tierfs PATH] [--createloop PATH] [--nullfs PATH] [--size-mb N]
-                   [--files N] [--runtime S] [--quick] [--results FILE]
+                   [--files N] [--runtime S] [--transports LIST] [--quick]
+                   [--results FILE]
 
   --tierfs PATH      tierfs binary (default: ./build/tierfs, else tierfs in PATH)
   --createloop PATH  createloop binary (default: next to tierfs in bench/, else
@@ -27,6 +28,9 @@ usage: resident.sh [--tierfs PATH] [--createloop PATH] [--nullfs PATH] [--size-m
   --size-mb N        size of the sequential dd file in MiB (default 2048)
   --files N          files in the create/stat/unlink loop (default 20000)
   --runtime S        seconds each fio job runs (default 10)
+  --transports LIST  a tierfs mount for each transport= in LIST (default
+                     "classic uring", "classic" where the kernel has no FUSE
+                     over io_uring); the last one is the tierfs column
   --nullfs PATH      also measure this nullfs binary (bench/nullfs.c), the FUSE
                      ceiling, and print tierfs/nullfs ratios
   --quick            --size-mb 256 --files 2000 --runtime 2 (smoke test)
@@ -47,6 +51,8 @@ QUICK=0
 # Short measurements (dd, createloop) keep the best of REPEAT runs; fio jobs
 # run RUNTIME seconds each instead.
 REPEAT=3
+TRANSPORTS="classic uring"
+[ -e /sys/module/fuse/parameters/enable_uring ] || TRANSPORTS=classic
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -57,6 +63,7 @@ while [ $# -gt 0 ]; do
 	--size-mb) SIZE_MB=${2-}; shift ;;
 	--files) NR_FILES=${2-}; shift ;;
 	--runtime) RUNTIME=${2-}; shift ;;
+	--transports) TRANSPORTS=${2-}; shift ;;
 	--quick) QUICK=1; SIZE_MB=256; NR_FILES=2000; RUNTIME=2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "resident.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -75,11 +82,18 @@ require_mount_bench fio fusermount3 mountpoint findmnt
 SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
 
 find_tierfs
-FILESYSTEMS="tmpfs tierfs"
+FILESYSTEMS=tmpfs
+for t in $TRANSPORTS; do
+	case "$t" in
+	classic|uring|auto) FILESYSTEMS="$FILESYSTEMS tierfs_$t"; MAIN=tierfs_$t ;;
+	*) echo "$NAME: --transports: '$t' is not classic, uring or auto" >&2; exit 2 ;;
+	esac
+done
+[ -n "${MAIN-}" ] || { echo "$NAME: --transports: none given" >&2; exit 2; }
 if [ -n "$NULLFS" ]; then
 	[ -x "$NULLFS" ] || die "$NULLFS is not an executable"
 	NULLFS=$(abs_path "$NULLFS")
-	FILESYSTEMS="tmpfs tierfs nullfs"
+	FILESYSTEMS="$FILESYSTEMS nullfs"
 fi
 
 # The fio file: 1 GiB, or the dd size when that is smaller (--quick).
@@ -98,13 +112,12 @@ fi
 WORK=$(mktemp -d /tmp/tierfs-resident.XXXXXX) || die "mktemp failed"
 SRC_MNT=$WORK/src
 TMPFS_MNT=$WORK/tmpfs
-TIERFS_MNT=$WORK/tierfs
 NULLFS_MNT=$WORK/nullfs
 LOG=$WORK/log
 
 unmount_all()
 {
-	for mnt in "$TIERFS_MNT" "$NULLFS_MNT"; do
+	for mnt in "$WORK"/tierfs_* "$NULLFS_MNT"; do
 		if mountpoint -q "$mnt" 2>/dev/null; then
 			fusermount3 -u "$mnt" 2>/dev/null || umount "$mnt" || umount -l "$mnt"
 		fi
@@ -115,13 +128,13 @@ unmount_all()
 		fi
 	done
 	rm -f "$LOG"
-	rmdir "$TIERFS_MNT" "$NULLFS_MNT" "$TMPFS_MNT" "$SRC_MNT" "$WORK" 2>/dev/null
+	rmdir "$WORK"/tierfs_* "$NULLFS_MNT" "$TMPFS_MNT" "$SRC_MNT" "$WORK" 2>/dev/null
 }
 trap unmount_all EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-mkdir "$SRC_MNT" "$TMPFS_MNT" "$TIERFS_MNT" "$NULLFS_MNT" || die "mkdir in $WORK failed"
+mkdir "$SRC_MNT" "$TMPFS_MNT" "$NULLFS_MNT" || die "mkdir in $WORK failed"
 : >"$LOG"
 
 # A private tmpfs holds the write source and, if needed, createloop, so the
@@ -129,8 +142,13 @@ mkdir "$SRC_MNT" "$TMPFS_MNT" "$TIERFS_MNT" "$NULLFS_MNT" || die "mkdir in $WORK
 mount -t tmpfs -o size=256m,mode=0700 tierfs-bench-src "$SRC_MNT" ||
 	skip "cannot mount a tmpfs here"
 mount -t tmpfs -o size="$MOUNT_SIZE" tierfs-bench "$TMPFS_MNT" || die "tmpfs mount failed"
-"$TIERFS" "$TIERFS_MNT" -o size="$MOUNT_SIZE" || die "$TIERFS $TIERFS_MNT -o size=$MOUNT_SIZE failed"
-wait_mounted "$TIERFS_MNT" || die "tierfs returned but $TIERFS_MNT is not mounted"
+for t in $TRANSPORTS; do
+	mnt=$WORK/tierfs_$t
+	mkdir "$mnt" || die "mkdir $mnt failed"
+	"$TIERFS" "$mnt" -o size="$MOUNT_SIZE,transport=$t" ||
+		die "$TIERFS $mnt -o size=$MOUNT_SIZE,transport=$t failed"
+	wait_mounted "$mnt" || die "tierfs returned but $mnt is not mounted"
+done
 if [ -n "$NULLFS" ]; then
 	"$NULLFS" "$NULLFS_MNT" || die "$NULLFS $NULLFS_MNT failed"
 	wait_mounted "$NULLFS_MNT" || die "nullfs returned but $NULLFS_MNT is not mounted"
@@ -159,7 +177,9 @@ echo "# size-mb=$SIZE_MB files=$NR_FILES runtime=${RUNTIME}s quick=$QUICK repeat
 	"bs=4k ioengine=psync|mmap direct=0 invalidate=0 numjobs=1 mount-size=$MOUNT_SIZE"
 echo "# tierfs=$TIERFS createloop=$CREATELOOP"
 echo "# tmpfs  mount: $(findmnt -no FSTYPE,OPTIONS "$TMPFS_MNT" 2>/dev/null)"
-echo "# tierfs mount: $(findmnt -no FSTYPE,OPTIONS "$TIERFS_MNT" 2>/dev/null)"
+for t in $TRANSPORTS; do
+	echo "# tierfs transport=$t mount: $(findmnt -no FSTYPE,OPTIONS "$WORK/tierfs_$t" 2>/dev/null)"
+done
 [ -z "$NULLFS" ] || echo "# nullfs mount: $(findmnt -no FSTYPE,OPTIONS "$NULLFS_MNT" 2>/dev/null)" \
 	"($NULLFS: writes dropped, reads return zeros)"
 
@@ -277,8 +297,8 @@ measure()
 	for fs in $FILESYSTEMS; do
 		case "$fs" in
 		tmpfs) mnt=$TMPFS_MNT ;;
-		tierfs) mnt=$TIERFS_MNT ;;
-		*) mnt=$NULLFS_MNT ;;
+		nullfs) mnt=$NULLFS_MNT ;;
+		*) mnt=$WORK/$fs ;;
 		esac
 		echo "resident.sh: $key on $fs" >&2
 		value=$("$@" "$mnt") || die "$key on $fs failed: $(cat "$LOG")"
@@ -304,7 +324,7 @@ measure randread fio_randread
 measure randread_warm fio_randread_warm
 measure randwrite fio_randwrite
 measure mmapread fio_mmap_randread
-rm -f "$TMPFS_MNT/fio.dat" "$TIERFS_MNT/fio.dat" "$NULLFS_MNT/fio.dat"
+rm -f "$TMPFS_MNT/fio.dat" "$WORK"/tierfs_*/fio.dat "$NULLFS_MNT/fio.dat"
 measure meta meta
 
 for fs in $FILESYSTEMS; do
@@ -315,36 +335,50 @@ for fs in $FILESYSTEMS; do
 	RESULT[csu.$fs]=$a
 done
 
+# row KEY LABEL UNIT TARGET: the main tierfs (the last transport) against
+# tmpfs, the other transports and nullfs, on stdout and as records.
 row()
 {
-	local key=$1 label=$2 unit=$3 target=$4
+	local key=$1 label=$2 unit=$3 target=$4 fs line value ratio main=${RESULT[$1.$MAIN]}
 
-	awk -v label="$label" -v unit="$unit" -v target="$target" \
-		-v a="${RESULT[$key.tmpfs]}" -v b="${RESULT[$key.tierfs]}" \
-		-v n="${RESULT[$key.nullfs]-}" 'BEGIN {
-		ratio = a > 0 ? b / a : 0
-		goal = ""
-		if (target != "")
-			goal = sprintf(">= %.2f %s", target, ratio >= target ? "ok" : "BELOW")
-		nul = ""
-		if (n != "")
-			nul = sprintf(" %10s %-5s | %5.2f |", n, unit, n > 0 ? b / n : 0)
-		printf "%-26s | %10s %-5s | %10s %-5s | %5.2f |%s %s\n",
-			label, a, unit, b, unit, ratio, nul, goal
-	}'
-	[ -z "$RESULTS" ] || {
-		result "$label" "$unit" "${RESULT[$key.tierfs]}" "kernel tmpfs" "${RESULT[$key.tmpfs]}"
-		[ -z "$NULLFS" ] ||
-			result "$label" "$unit" "${RESULT[$key.tierfs]}" nullfs "${RESULT[$key.nullfs]}"
-	}
+	line=$(printf '%-26s' "$label")
+	for fs in $FILESYSTEMS; do
+		value=${RESULT[$key.$fs]}
+		line="$line | $(printf '%10s' "$value")"
+		[ "$fs" = "$MAIN" ] && continue
+		ratio=$(awk -v a="$value" -v b="$main" 'BEGIN { printf "%5.2f", (a > 0 ? b / a : 0) }')
+		line="$line $ratio"
+		[ -z "$RESULTS" ] || result "$label" "$unit" "$main" "$(anchor_name "$fs")" "$value"
+	done
+	if [ -n "$target" ]; then
+		line="$line | $(awk -v a="${RESULT[$key.tmpfs]}" -v b="$main" -v t="$target" \
+			'BEGIN { r = a > 0 ? b / a : 0; printf ">= %.2f %s", t, r >= t ? "ok" : "BELOW" }')"
+	fi
+	echo "$line $unit"
 }
 
-if [ -n "$NULLFS" ]; then
-	printf '%-26s | %16s | %16s | %5s | %16s | %5s | %s\n' test tmpfs tierfs ratio nullfs \
-		"t/n" "target (tierfs/tmpfs)"
-else
-	printf '%-26s | %16s | %16s | %5s | %s\n' test tmpfs tierfs ratio "target (tierfs/tmpfs)"
-fi
+# The column name of a filesystem in the report.
+anchor_name()
+{
+	case "$1" in
+	tmpfs) echo "kernel tmpfs" ;;
+	nullfs) echo nullfs ;;
+	*) echo "tierfs transport=${1#tierfs_}" ;;
+	esac
+}
+
+[ -z "$RESULTS" ] || results_put subject "tierfs transport=${MAIN#tierfs_}"
+header=$(printf '%-26s' test)
+for fs in $FILESYSTEMS; do
+	if [ "$fs" = "$MAIN" ]; then
+		header="$header | $(printf '%10s' "${fs#tierfs_}")"
+	else
+		header="$header | $(printf '%10s %5s' "${fs#tierfs_}" x)"
+	fi
+done
+echo "$header | target (vs tmpfs)"
+echo "# x: ${MAIN#tierfs_} / that column"
+
 row seqwrite "seq write 1M (dd+fsync)*" MiB/s 0.5
 row seqread "cached seq read 1M (dd)*" MiB/s 0.8
 row randread "4K randread psync, cold" IOPS 0.5
@@ -356,13 +390,12 @@ row stat "stat*" ops/s ""
 row unlink "unlink*" ops/s ""
 row csu "create/stat/unlink*" ops/s 0.2
 echo "* best of $REPEAT runs"
-[ -z "$NULLFS" ] || echo "t/n: tierfs/nullfs, the share of the FUSE ceiling tierfs reaches"
 param "dd" "seq write ${SIZE_MB} MiB bs=1M from a ${SRC_MB} MiB incompressible source, + fsync;" \
 	"cached read bs=1M; best of $REPEAT"
 param "fio" "bs=4k ${RUNTIME}s numjobs=1 direct=0 invalidate=0 randseed=1, ${FIO_MB} MiB file;" \
 	"cold: after fio's layout (fadvise DONTNEED), warm: after one dd pass"
 param "createloop" "$NR_FILES empty files in one directory: create, stat, unlink; best of $REPEAT"
-param "mounts" "tmpfs size=$MOUNT_SIZE; tierfs size=$MOUNT_SIZE (defaults: cache=auto, mem=, backend=zpool)"
+param "mounts" "tmpfs size=$MOUNT_SIZE; tierfs size=$MOUNT_SIZE,transport=T for T in $TRANSPORTS (defaults: cache=auto, mem=, backend=zpool); the tierfs column is transport=${MAIN#tierfs_}"
 [ -z "$NULLFS" ] ||
 	param "nullfs" "bench/nullfs.c with the FUSE settings of tierfs: writes dropped, reads zeros"
 note "* best of $REPEAT runs."
