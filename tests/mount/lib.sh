@@ -10,15 +10,9 @@
 [ "$(id -u)" = 0 ] || { echo "skip: not root"; exit 77; }
 ( exec 3<>/dev/fuse ) 2>/dev/null || { echo "skip: /dev/fuse cannot be opened"; exit 77; }
 
-# Under `meson test --setup uring` every mount takes transport=uring, and
-# the suite is skipped where the kernel has no FUSE over io_uring.
-if [ -n "${TIERFS_TEST_TRANSPORT:-}" ] && [ "$tierfs" != tmpfs ]; then
-	[ -e /sys/module/fuse/parameters/enable_uring ] ||
-		{ echo "skip: the kernel has no FUSE over io_uring"; exit 77; }
-	TIERFS_TEST_BIN=$(realpath "$tierfs")
-	export TIERFS_TEST_BIN TIERFS_TEST_TRANSPORT
-	tierfs=$(dirname "$(realpath "$0")")/with_transport.sh
-fi
+. "$(dirname "$(realpath "$0")")/transport.sh"
+transport_wrap "$tierfs"
+tierfs=$wrapped
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-test.XXXXXX") || exit 1
 mnt=$work/mnt

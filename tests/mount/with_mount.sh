@@ -35,15 +35,9 @@ if [ "$bin" != tmpfs ]; then
 	command -v fusermount3 >/dev/null 2>&1 || skip "fusermount3 not found"
 fi
 
-# Under `meson test --setup uring` every mount takes transport=uring, and
-# the suite is skipped where the kernel has no FUSE over io_uring.
-if [ -n "${TIERFS_TEST_TRANSPORT:-}" ] && [ "$bin" != tmpfs ]; then
-	[ -e /sys/module/fuse/parameters/enable_uring ] ||
-		{ echo "skip: the kernel has no FUSE over io_uring"; exit 77; }
-	TIERFS_TEST_BIN=$(realpath "$bin")
-	export TIERFS_TEST_BIN TIERFS_TEST_TRANSPORT
-	bin=$(dirname "$(realpath "$0")")/with_transport.sh
-fi
+. "$(dirname "$(realpath "$0")")/transport.sh"
+transport_wrap "$bin"
+bin=$wrapped
 
 mnt=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-mnt.XXXXXX") || exit 1
 
