@@ -21,6 +21,7 @@ struct faulty_op_state {
 	unsigned int nr_max;	 /* short store: pages kept */
 	bool is_persistent;	 /* strike every call from the nth on */
 	bool is_gate_closed;
+	unsigned int delay_ms; /* each call waits this long before it goes on */
 };
 
 /*
@@ -58,7 +59,7 @@ static bool faulty_is_due(const struct faulty_op_state *s, unsigned int call)
 static int faulty_enter(struct faulty_backend *f, enum faulty_op op, unsigned int *nr)
 {
 	struct faulty_op_state *s = &f->ops[op];
-	unsigned int call;
+	unsigned int call, delay_ms;
 	int err = 0;
 
 	pthread_mutex_lock(&f->lock);
@@ -73,7 +74,14 @@ static int faulty_enter(struct faulty_backend *f, enum faulty_op op, unsigned in
 		if (!err && s->nr_max < *nr)
 			*nr = s->nr_max;
 	}
+	delay_ms = s->delay_ms;
 	pthread_mutex_unlock(&f->lock);
+	if (delay_ms) {
+		struct timespec ts = { delay_ms / 1000, (long)(delay_ms % 1000) * 1000000 };
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
 	return err;
 }
 
@@ -220,6 +228,13 @@ int faulty_short_store(struct faulty_backend *f, unsigned int nth, unsigned int 
 void faulty_clear(struct faulty_backend *f, enum faulty_op op)
 {
 	faulty_arm(f, op, 0, 0, 0, false);
+}
+
+void faulty_delay(struct faulty_backend *f, enum faulty_op op, unsigned int ms)
+{
+	pthread_mutex_lock(&f->lock);
+	f->ops[op].delay_ms = ms;
+	pthread_mutex_unlock(&f->lock);
 }
 
 static void faulty_set_gate(struct faulty_backend *f, enum faulty_op op, bool is_closed)

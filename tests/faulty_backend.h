@@ -2,7 +2,7 @@
 /*
  * A test-only backend that wraps a real one and, per op, counts the calls,
  * fails the Nth call with a chosen -errno (once, or from then on), cuts a
- * store short, or holds calls at a gate until the test opens it.  Unit tests
+ * store short, holds calls at a gate until the test opens it, or slows them.  Unit tests
  * and the test build of the daemon use it to prove that a failure, or work
  * done while a call is in flight, loses and leaks nothing.
  *
@@ -72,6 +72,12 @@ void faulty_gate_close(struct faulty_backend *f, enum faulty_op op);
 
 /* Open op's gate and let every call held there go on. */
 void faulty_gate_open(struct faulty_backend *f, enum faulty_op op);
+
+/*
+ * Make each call of op that enters from now on wait ms (0: none) after its
+ * gate and before it goes to inner, as a slow device would.
+ */
+void faulty_delay(struct faulty_backend *f, enum faulty_op op, unsigned int ms);
 
 /*
  * Wait until op's calls since faulty_new() number nr or more, entered but

@@ -370,10 +370,10 @@ void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		fuse_reply_write(req, (size_t)ret);
 }
 
-/* Whether the lock is held against a reader (or, is_write, anyone), without waiting. */
-static bool is_lock_busy(pthread_rwlock_t *lock, bool is_write)
+/* Whether the lock is held against a writer, without waiting. */
+static bool is_lock_busy(pthread_rwlock_t *lock)
 {
-	if (is_write ? pthread_rwlock_trywrlock(lock) : pthread_rwlock_tryrdlock(lock))
+	if (pthread_rwlock_trywrlock(lock))
 		return true;
 	pthread_rwlock_unlock(lock);
 	return false;
@@ -395,26 +395,26 @@ bool fs_may_block(struct tierfs *fs, const struct fuse_in_header *in, const void
 		const struct fuse_read_in *rd = arg;
 		bool has_swapped;
 
-		if (is_lock_busy(&inode->lock, false))
+		/* Never wait here: a busy lock means the request may wait, so hand it off. */
+		if (pthread_rwlock_tryrdlock(&inode->lock))
 			return true;
-		if (!fs->data.backend)
-			return false;
-		pthread_rwlock_rdlock(&inode->lock);
-		has_swapped = data_has_swapped(inode, rd->offset, rd->size);
+		has_swapped = fs->data.backend && data_has_swapped(inode, rd->offset, rd->size);
 		pthread_rwlock_unlock(&inode->lock);
+		if (!has_swapped)
+			return false;
 		/* A RAM backend loads in memory, but the pages it fills may need reclaim. */
-		return has_swapped && (!fs->data.backend->ops->is_sync ||
-				       is_near_budget(fs, (rd->size >> PAGE_SHIFT) + 1));
+		return !fs->data.backend->ops->is_sync ||
+		       is_near_budget(fs, (rd->size >> PAGE_SHIFT) + 1);
 	}
 	case FUSE_WRITE: {
 		const struct fuse_write_in *wr = arg;
 
-		return is_lock_busy(&inode->lock, true) ||
+		return is_lock_busy(&inode->lock) ||
 		       is_near_budget(fs, (wr->size >> PAGE_SHIFT) + 1);
 	}
 	case FUSE_FALLOCATE:
 	case FUSE_SETATTR:
-		return is_lock_busy(&inode->lock, true) || is_near_budget(fs, 1);
+		return is_lock_busy(&inode->lock) || is_near_budget(fs, 1);
 	case FUSE_COPY_FILE_RANGE:
 		return true;
 	default:

@@ -80,4 +80,42 @@ else
 	fail "one load fails: mount" "status 0" "a failure"
 fi
 
+# A slow swap-in holds up its own read only: a read of a resident file from
+# the same CPU goes on meanwhile.  On the uring transport the slow read is
+# handed off that CPU's queue to a worker, which the stats count.
+opts="size=1G,mem=8M,swapsize=256M,cache=never,backend=file:$work/swap"
+if built_in "slow swap-in" "$opts" &&
+	{ TIERFS_FAULT=load:slow:3000 "$tierfs" "$mnt" -o "$opts" ||
+		{ fail "slow swap-in: mount" "status 0" "a failure"; false; }; }; then
+	cp "$work/small" "$mnt/cold"
+	"$tierctl" reclaim "$mnt" all >/dev/null
+	head -c 64K /dev/urandom >"$work/hot"
+	cp "$work/hot" "$mnt/hot"
+	handoffs=$(stat_of handoffs)
+	start=$(date +%s%N)
+	taskset -c 0 dd if="$mnt/cold" of="$work/cold.4k" bs=4k count=1 status=none &
+	cold=$!
+	sleep 0.5
+	taskset -c 0 cat "$mnt/hot" >"$work/hot.out"
+	if kill -0 "$cold" 2>/dev/null; then
+		ok "slow swap-in: a resident read on the same CPU did not wait for it"
+	else
+		fail "slow swap-in: resident read" "done before the swap-in" "done after it"
+	fi
+	cmp -s "$work/hot" "$work/hot.out" && ok "slow swap-in: the resident read is exact" ||
+		fail "slow swap-in: resident read" "the file written" "other bytes"
+	wait "$cold"
+	took=$((($(date +%s%N) - start) / 1000000))
+	[ "$took" -ge 2500 ] && ok "slow swap-in: the swap-in took $took ms (slowed to 3000)" ||
+		fail "slow swap-in: swap-in time" ">= 2500 ms" "$took ms"
+	head -c 4096 "$work/small" | cmp -s - "$work/cold.4k" && ok "slow swap-in: the swapped page reads exact" ||
+		fail "slow swap-in: swapped page" "the file written" "other bytes"
+	if [ "${TIERFS_TEST_TRANSPORT:-}" = uring ]; then
+		now=$(stat_of handoffs)
+		[ "${now:-0}" -gt "${handoffs:-0}" ] && ok "slow swap-in: handed off ($handoffs -> $now)" ||
+			fail "slow swap-in: transport.handoffs" "> ${handoffs:-0}" "${now:-none}"
+	fi
+	fusermount3 -u "$mnt"
+fi
+
 finish

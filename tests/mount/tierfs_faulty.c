@@ -2,7 +2,8 @@
 /*
  * A test build of the daemon whose backend fails on demand, set by
  * TIERFS_FAULT=store|load:N[:persistent] (fail the Nth call with EIO, or
- * every call from the Nth on).  Not installed.
+ * every call from the Nth on), or is slow: TIERFS_FAULT=store|load:slow:MS
+ * (each call takes MS longer).  Not installed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,12 +20,16 @@ static int wrap_backend(struct tierfs *fs)
 	struct tier_backend *inner = fs->data.backend;
 	char op[8], mode[16] = "";
 	struct faulty_backend *f;
-	unsigned int nth;
+	unsigned int nth = 0, ms = 0;
 	int err;
 
-	if (!spec || sscanf(spec, "%7[a-z]:%u:%15s", op, &nth, mode) < 2 || !nth ||
-	    (strcmp(op, "store") && strcmp(op, "load")) || (*mode && strcmp(mode, "persistent"))) {
-		fprintf(stderr, "tierfs_faulty: want TIERFS_FAULT=store|load:N[:persistent]\n");
+	if (!spec ||
+	    (sscanf(spec, "%7[a-z]:slow:%u", op, &ms) != 2 &&
+	     (sscanf(spec, "%7[a-z]:%u:%15s", op, &nth, mode) < 2 || !nth ||
+	      (*mode && strcmp(mode, "persistent")))) ||
+	    (strcmp(op, "store") && strcmp(op, "load"))) {
+		fprintf(stderr, "tierfs_faulty: want TIERFS_FAULT=store|load:N[:persistent] or "
+				"store|load:slow:MS\n");
 		return -EINVAL;
 	}
 	if (!inner)
@@ -34,6 +39,10 @@ static int wrap_backend(struct tierfs *fs)
 		return err;
 	/* Installed first, so that the daemon destroys it, and inner, if arming fails. */
 	fs->data.backend = faulty_base(f);
+	if (!nth) {
+		faulty_delay(f, !strcmp(op, "store") ? FAULTY_STORE : FAULTY_LOAD, ms);
+		return 0;
+	}
 	return faulty_fail(f, !strcmp(op, "store") ? FAULTY_STORE : FAULTY_LOAD, nth, -EIO,
 			   *mode != '\0');
 }
