@@ -50,9 +50,25 @@ const char options_usage[] =
 	"  -o allow_other others may use the mount (default when root)\n"
 	"  and the usual mount flags: ro, rw, nosuid, nodev, noexec, noatime, ...\n";
 
+static const char *const cache_names[] = {
+	[CACHE_AUTO] = "auto", [CACHE_ALWAYS] = "always", [CACHE_NEVER] = "never", NULL
+};
+static const char *const transport_names[] = {
+	[TRANSPORT_AUTO] = "auto", [TRANSPORT_URING] = "uring", [TRANSPORT_CLASSIC] = "classic", NULL
+};
+
 const char *options_transport_name(enum transport_mode mode)
 {
-	return mode == TRANSPORT_URING ? "uring" : mode == TRANSPORT_CLASSIC ? "classic" : "auto";
+	return transport_names[mode];
+}
+
+/* The index of val in the NULL-ended names, or -1. */
+static int parse_choice(const char *const *names, const char *val)
+{
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(names[i], val))
+			return i;
+	return -1;
 }
 
 /* Flags mount(8) and fstab use that go to the kernel unchanged. */
@@ -283,24 +299,18 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			return fail("invalid gid= value '%s'", val);
 		o->gid = (gid_t)n;
 	} else if (!strcmp(opt, "cache") && val) {
-		if (!strcmp(val, "auto"))
-			o->cache = CACHE_AUTO;
-		else if (!strcmp(val, "always"))
-			o->cache = CACHE_ALWAYS;
-		else if (!strcmp(val, "never"))
-			o->cache = CACHE_NEVER;
-		else
+		int i = parse_choice(cache_names, val);
+
+		if (i < 0)
 			return fail("invalid cache= value '%s': want auto, always or never", val);
+		o->cache = (enum cache_mode)i;
 	} else if (!strcmp(opt, "transport") && val) {
-		if (!strcmp(val, "auto"))
-			o->transport = TRANSPORT_AUTO;
-		else if (!strcmp(val, "uring"))
-			o->transport = TRANSPORT_URING;
-		else if (!strcmp(val, "classic"))
-			o->transport = TRANSPORT_CLASSIC;
-		else
+		int i = parse_choice(transport_names, val);
+
+		if (i < 0)
 			return fail("invalid transport= value '%s': want auto, uring or classic",
 				    val);
+		o->transport = (enum transport_mode)i;
 	} else if (!strcmp(opt, "mem") && val) {
 		if (parse_amount(opt, val, ram, &o->mem, err, err_len))
 			return -EINVAL;
