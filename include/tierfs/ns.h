@@ -50,6 +50,7 @@ struct inode {
 	uint64_t ra_prev_first;	 /* first page of the last swap-in fault, */
 	uint64_t ra_prev_end;	 /* and the page after its last */
 	struct timespec atime, mtime, ctime;
+	struct timespec btime; /* birth: statx's STATX_BTIME */
 	union {
 		struct pagemap pages; /* S_IFREG */
 		struct dir *dir;      /* S_IFDIR */

@@ -32,6 +32,12 @@ struct fs_counters {
  * kernel's INIT is answered (mode), counters relaxed atomics.  The ring's
  * memory is data.budget.transport_bytes, part of the footprint.
  */
+/* FUSE opcodes the stats count requests of (FUSE_SYNCFS is 50). */
+#define TRANSPORT_NR_OPCODES 64
+
+/* The stats' name of a FUSE opcode ("lookup"), or NULL for one not counted. */
+const char *transport_opcode_name(unsigned int opcode);
+
 struct transport_stats {
 	const char *_Atomic mode;	       /* "classic" or "uring"; NULL before INIT */
 	const char *_Atomic reason;	       /* why classic where uring was asked; NULL if not */
@@ -40,6 +46,11 @@ struct transport_stats {
 	atomic_uint_fast64_t nr_ring_requests; /* requests that came over the ring */
 	atomic_uint_fast64_t nr_handoffs;      /* of them, served off the ring thread */
 	atomic_uint_fast64_t nr_commit_errors; /* replies the kernel refused */
+	/* The bridge to libfuse (src/fuse/bridge.c), both transports. */
+	_Atomic uint64_t init_unique;  /* of the INIT request */
+	_Atomic uint64_t init_offered; /* the kernel's INIT flags, flags2 << 32 */
+	atomic_bool is_killpriv_v2;    /* taken: tierfs clears SUID/SGID */
+	atomic_uint_fast64_t nr_ops[TRANSPORT_NR_OPCODES]; /* requests by opcode */
 };
 
 struct tierfs {

@@ -46,7 +46,7 @@ struct stat_item {
 	const char *str; /* UNIT_STRING */
 };
 
-#define NR_STAT_ITEMS 112
+#define NR_STAT_ITEMS (112 + TRANSPORT_NR_OPCODES)
 
 /* The window histogram's keys, one per bucket of readahead.h. */
 static const char *const window_keys[READAHEAD_NR_BUCKETS] = {
@@ -201,6 +201,16 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 		ITEM("transport", "ring_requests", atomic_load(&ts->nr_ring_requests), UNIT_COUNT);
 		ITEM("transport", "handoffs", atomic_load(&ts->nr_handoffs), UNIT_COUNT);
 		ITEM("transport", "commit_errors", atomic_load(&ts->nr_commit_errors), UNIT_COUNT);
+		STR("transport", "suid_clearing",
+		    atomic_load(&ts->is_killpriv_v2) ? "tierfs (KILLPRIV_V2)" : "kernel");
+		/* Requests by opcode, those that came. */
+		for (unsigned int op = 0; op < TRANSPORT_NR_OPCODES; op++) {
+			uint64_t nr = atomic_load(&ts->nr_ops[op]);
+			const char *name = transport_opcode_name(op);
+
+			if (nr && name)
+				ITEM("ops", name, nr, UNIT_COUNT);
+		}
 	}
 	if (cc) {
 		ITEM("control", "connections", atomic_load(&cc->nr_connections), UNIT_COUNT);

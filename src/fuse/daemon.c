@@ -22,6 +22,7 @@
 #include "tierfs/daemon.h"
 #include "tierfs/fs.h"
 #include "tierfs/log.h"
+#include "bridge.h"
 #include "ring.h"
 
 static struct tierfs fs;
@@ -370,6 +371,12 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		log_msg(LOG_ERR, "no control channel for %s: tierctl will not reach it", mnt);
 	if (is_ring_wanted)
 		ring = start_ring(se, &fs);
+	if (!ring && (ret = bridge_install(se))) {
+		log_msg(LOG_ERR, "libfuse took no I/O hooks: %s", strerror(-ret));
+		if (ctl)
+			ctl_server_stop(ctl);
+		goto unmount;
+	}
 	log_mounted(&fs, mnt);
 	daemon_ready(&ready_fd, 0);
 	ret = serve(se, opts.single_thread);

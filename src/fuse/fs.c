@@ -28,6 +28,7 @@
 #include "tierfs/reclaim.h"
 #include "tierfs/space.h"
 #include "fs_ops.h"
+#include "suid.h"
 
 struct tierfs *fs_of(fuse_req_t req)
 {
@@ -248,13 +249,16 @@ static void forget_one(struct tierfs *fs, fuse_ino_t ino, uint64_t nlookup)
 	fs_drop_if_unused(fs, inode);
 }
 
-void fs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+void fs_forget(struct tierfs *fs, fuse_ino_t ino, uint64_t nlookup)
 {
-	struct tierfs *fs = fs_of(req);
-
 	pthread_rwlock_wrlock(&fs->ns.lock);
 	forget_one(fs, ino, nlookup);
 	pthread_rwlock_unlock(&fs->ns.lock);
+}
+
+void fs_op_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	fs_forget(fs_of(req), ino, nlookup);
 	fuse_reply_none(req);
 }
 
@@ -338,6 +342,9 @@ static int setattr_locked(struct tierfs *fs, struct inode *inode, struct stat *a
 		inode->ctime = attr->st_ctim;
 	else
 		inode->ctime = ts;
+	/* Under KILLPRIV_V2, for a chown, truncate, fallocate or copy: as after a write. */
+	if (suid_kill_asked() && !S_ISDIR(inode->mode))
+		suid_clear(inode);
 	return 0;
 }
 

@@ -26,6 +26,7 @@
 #include "tierfs/space.h"
 #include "tierfs/swapin.h"
 #include "fs_ops.h"
+#include "suid.h"
 
 void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
@@ -44,6 +45,8 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		err = data_truncate(&fs->data, inode, 0);
 		fs_now(&inode->mtime);
 		inode->ctime = inode->mtime;
+		if (suid_kill_asked())
+			suid_clear(inode);
 	}
 	pthread_rwlock_unlock(&inode->lock);
 	if (err) {
@@ -149,17 +152,6 @@ void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 	atomic_fetch_add_explicit(&fs->counters.bytes_read, bytes, memory_order_relaxed);
 }
 
-/* Writers without CAP_FSETID lose SUID, and SGID where it means setgid. */
-static void kill_suid(fuse_req_t req, struct inode *inode)
-{
-	if (fuse_req_ctx(req)->uid == 0)
-		return;
-	if (inode->mode & S_ISUID)
-		inode->mode &= ~(mode_t)S_ISUID;
-	if ((inode->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-		inode->mode &= ~(mode_t)S_ISGID;
-}
-
 /* Most buffers of a write passed on as they are; libfuse hands one. */
 #define WRITE_MAX_IOV 8
 
@@ -226,7 +218,7 @@ void fs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, o
 		if (ret > 0) {
 			fs_now(&inode->mtime);
 			inode->ctime = inode->mtime;
-			kill_suid(req, inode);
+			suid_after_write(fs, req, inode);
 		}
 	}
 	pthread_rwlock_unlock(&inode->lock);
@@ -358,7 +350,7 @@ void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		if (ret > 0) {
 			fs_now(&dst->mtime);
 			dst->ctime = dst->mtime;
-			kill_suid(req, dst);
+			suid_after_write(fs, req, dst);
 		}
 	}
 	if (src != dst)

@@ -30,9 +30,8 @@
  * group (and, to subdirectories, the bit); a default ACL replaces the
  * umask; the caller's umask applies otherwise.
  */
-static int init_new_inode(fuse_req_t req, struct inode *dir, struct inode *inode)
+static int init_new_inode(const struct fuse_ctx *ctx, struct inode *dir, struct inode *inode)
 {
-	const struct fuse_ctx *ctx = fuse_req_ctx(req);
 	const void *dacl;
 	size_t dacl_size;
 	mode_t mode = inode->mode;
@@ -103,7 +102,7 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (err)
 		goto unlock;
 	inode->lists = lists;
-	err = init_new_inode(req, dir, inode);
+	err = init_new_inode(fuse_req_ctx(req), dir, inode);
 	if (err)
 		goto free_inode;
 	if (target) {
@@ -168,6 +167,38 @@ void fs_op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mo
 		  struct fuse_file_info *fi)
 {
 	make_node(req, parent, name, S_IFREG | (mode & 07777), 0, NULL, fi);
+}
+
+int fs_tmpfile(struct tierfs *fs, fuse_ino_t parent, mode_t mode, const struct fuse_ctx *ctx,
+	       struct fuse_entry_param *e, struct fuse_file_info *fi)
+{
+	struct inode *dir = fs_inode_of(fs, parent), *inode;
+	struct lru_lists *lists = NULL;
+	int err;
+
+	if (fs->data.backend)
+		lists = tenants_charge(&fs->tenants, &fs->data.lru, ctx->pid);
+	pthread_rwlock_wrlock(&fs->ns.lock);
+	err = dir->flags & FS_IMMUTABLE_FL ?
+		      -EPERM :
+		      ns_inode_new(&fs->ns, S_IFREG | (mode & 07777), 0, 0, 0, &inode);
+	if (err)
+		goto unlock;
+	inode->lists = lists;
+	err = init_new_inode(ctx, dir, inode);
+	if (err) {
+		fs_drop_if_unused(fs, inode);
+		goto unlock;
+	}
+	/* No name (nlink 0) and open: its pages go at the last close, unless linked. */
+	fs_make_entry(fs, inode, e);
+	fs_set_open_flags(fs, fi);
+	fs_get_open(inode);
+unlock:
+	pthread_rwlock_unlock(&fs->ns.lock);
+	if (err == -ENOSPC)
+		atomic_fetch_add(&fs->counters.nr_enospc, 1);
+	return err;
 }
 
 /* Checks shared by unlink, rmdir and rename of an entry out of dir. */

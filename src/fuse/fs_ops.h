@@ -164,4 +164,16 @@ void fs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 		 struct fuse_file_info *fi, unsigned int flags, const void *in_buf, size_t in_bufsz,
 		 size_t out_bufsz);
 
+/* Drop nlookup of the kernel's references to ino, as a FORGET does. */
+void fs_forget(struct tierfs *fs, fuse_ino_t ino, uint64_t nlookup);
+
+/*
+ * O_TMPFILE in parent: a regular file with no name, open once, for ctx
+ * (the caller: its uid, gid, pid and umask).  Fills e and fi's open
+ * flags as a create would; the caller replies, or undoes with
+ * fs_put_open and fs_forget.  Returns 0 or -errno.
+ */
+int fs_tmpfile(struct tierfs *fs, fuse_ino_t parent, mode_t mode, const struct fuse_ctx *ctx,
+	       struct fuse_entry_param *e, struct fuse_file_info *fi);
+
 #endif

@@ -23,6 +23,7 @@
 #include "tierfs/budget.h"
 #include "tierfs/log.h"
 #include "tierfs/reclaim.h"
+#include "bridge.h"
 #include "fs_ops.h"
 #include "ring.h"
 #include "ring_abi.h"
@@ -88,9 +89,8 @@ struct ring {
 	size_t hdrs_len;
 	void *bufs; /* every entry's buf, one mapping */
 	size_t bufs_len;
-	_Atomic uint64_t init_unique; /* of the INIT request */
-	atomic_bool is_offered;	      /* the kernel's INIT offered the ring */
-	atomic_bool is_on;	      /* replies may belong to ring entries */
+	atomic_bool is_offered; /* the kernel's INIT offered the ring */
+	atomic_bool is_on;	/* replies may belong to ring entries */
 	atomic_bool is_stopping;
 	pthread_mutex_t work_lock;
 	pthread_cond_t work_cond;
@@ -233,6 +233,12 @@ static ssize_t commit_reply(struct ring_ent *e, const struct iovec *iov, int cou
 }
 
 /* The entry serving the request unique, or NULL: it came over /dev/fuse. */
+/* The bridge's replies, for requests it served itself. */
+static ssize_t ring_reply(void *ctx, struct iovec *iov, int count)
+{
+	return commit_reply(ctx, iov, count);
+}
+
 static struct ring_ent *find_ent(struct ring *r, uint64_t unique)
 {
 	for (unsigned int i = 0; i < r->nr_queues; i++)
@@ -251,6 +257,9 @@ static void serve_ent(struct ring_ent *e)
 	struct fuse_buf buf = { .size = in->len, .mem = e->msg };
 	uint32_t opcode = in->opcode;
 
+	bridge_note(e->q->r->fs, e->msg, in->len);
+	if (bridge_serve(e->q->r->fs, e->msg, in->len, ring_reply, e))
+		return;
 	fuse_session_process_buf(e->q->r->se, &buf);
 	/* A retrieve's data needs no reply, but the entry must come back. */
 	if (opcode == FUSE_NOTIFY_REPLY)
@@ -435,14 +444,13 @@ static void *queue_main(void *arg)
 	return NULL;
 }
 
-/* libfuse's read hook: /dev/fuse as usual, noting what the INIT offers. */
+/* libfuse's read hook: /dev/fuse through the bridge, noting what the INIT offers. */
 static ssize_t hook_read(int fd, void *buf, size_t len, void *userdata)
 {
 	struct ring *r = the_ring;
-	ssize_t n = read(fd, buf, len);
+	ssize_t n = bridge_read(fd, buf, len, userdata);
 	const struct fuse_in_header *in = buf;
 
-	(void)userdata;
 	if (r && n >= (ssize_t)(sizeof(*in) + offsetof(struct fuse_init_in, unused)) &&
 	    in->opcode == FUSE_INIT) {
 		const struct fuse_init_in *arg = (const void *)(in + 1);
@@ -450,7 +458,6 @@ static ssize_t hook_read(int fd, void *buf, size_t len, void *userdata)
 		atomic_store(&r->is_offered,
 			     (arg->flags & FUSE_INIT_EXT) &&
 				     (arg->flags2 & RING_INIT_FLAGS2_OVER_IO_URING));
-		atomic_store(&r->init_unique, in->unique);
 	}
 	return n;
 }
@@ -517,7 +524,7 @@ static ssize_t hook_writev(int fd, struct iovec *iov, int count, void *userdata)
 			if (e)
 				return commit_reply(e, iov, count);
 		}
-		if (unique == atomic_load(&r->init_unique))
+		if (bridge_init_reply(r->fs, iov, count))
 			return answer_init(r, fd, iov, count);
 	}
 	return writev(fd, iov, count);

@@ -70,7 +70,7 @@ int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev, s
 	inode->gid = gid;
 	inode->rdev = rdev;
 	now(&inode->ctime);
-	inode->mtime = inode->atime = inode->ctime;
+	inode->btime = inode->mtime = inode->atime = inode->ctime;
 	*out = inode;
 	return 0;
 

@@ -5,9 +5,12 @@
  * Usage: mnt_attrs DIR, where DIR is the empty root of the mount.
  */
 #include <endian.h>
+#include <fcntl.h>
+#include <linux/capability.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -682,6 +685,98 @@ static int attr_suid_cleared_on_chown(void)
 	T_OK(chmod("d", 07755));
 	T_OK(chown("d", ATTR_UID_A, ATTR_GID_A));
 	T_CALL(attr_expect_mode("d", S_IFDIR | 07755));
+	return T_EXIT_PASS;
+}
+
+/* statx's STATX_BTIME: set at creation, then kept while the other times move. */
+static int attr_btime(void)
+{
+	struct timespec before, after;
+	struct statx stx, later;
+
+	T_OK(clock_gettime(CLOCK_REALTIME, &before));
+	T_CALL(attr_make_file("born", 0644, "x"));
+	T_OK(clock_gettime(CLOCK_REALTIME, &after));
+	T_OK(statx(AT_FDCWD, "born", 0, STATX_BASIC_STATS | STATX_BTIME, &stx));
+	T_TRUE(stx.stx_mask & STATX_BTIME);
+	T_TRUE(stx.stx_btime.tv_sec >= before.tv_sec - 1 && stx.stx_btime.tv_sec <= after.tv_sec);
+	T_TRUE(stx.stx_btime.tv_sec < stx.stx_mtime.tv_sec ||
+	       (stx.stx_btime.tv_sec == stx.stx_mtime.tv_sec &&
+		stx.stx_btime.tv_nsec <= stx.stx_mtime.tv_nsec));
+	T_OK(utimensat(AT_FDCWD, "born", (const struct timespec[2]){ { 1, 0 }, { 2, 0 } }, 0));
+	T_OK(statx(AT_FDCWD, "born", 0, STATX_BASIC_STATS | STATX_BTIME, &later));
+	T_EQ(later.stx_mtime.tv_sec, 2);
+	T_TRUE(later.stx_mask & STATX_BTIME);
+	T_EQ(later.stx_btime.tv_sec, stx.stx_btime.tv_sec);
+	T_EQ(later.stx_btime.tv_nsec, stx.stx_btime.tv_nsec);
+	return T_EXIT_PASS;
+}
+
+/* Drop CAP_FSETID from this process's effective set, keeping uid 0. */
+static int attr_drop_fsetid(void)
+{
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct data[2];
+
+	T_OK(syscall(SYS_capget, &hdr, data));
+	data[CAP_FSETID / 32].effective &= ~(1u << (CAP_FSETID % 32));
+	T_OK(syscall(SYS_capset, &hdr, data));
+	return T_EXIT_PASS;
+}
+
+/*
+ * The rest of what clears S_ISUID (and S_ISGID with g+x) on tmpfs:
+ * open(O_TRUNC) and fallocate by the unprivileged, and a write by root
+ * without CAP_FSETID.  A write also drops a file capability, once the
+ * inode has been written before (the kernel's "nothing to clear" mark).
+ */
+static int attr_suid_cleared_elsewhere(void)
+{
+	static const unsigned char caps[20] = { 0x01, 0x00, 0x00, 0x02, 0x00, 0x04 };
+	char got[32];
+	pid_t pid;
+	int fd;
+
+	T_CALL(attr_skip_unless_root());
+	T_CALL(attr_make_file("otrunc", 0644, "x"));
+	T_CALL(attr_make_file("falloc", 0644, "x"));
+	T_OK(chown("otrunc", ATTR_UID_A, ATTR_GID_A));
+	T_OK(chown("falloc", ATTR_UID_A, ATTR_GID_A));
+	T_OK(chmod("otrunc", 06777));
+	T_OK(chmod("falloc", 06777));
+	T_CALL(attr_make_file("nocap", 0644, "x"));
+	T_OK(chmod("nocap", 06777));
+	pid = harness_fork_as(ATTR_UID_A, ATTR_GID_A, 0, NULL);
+	if (pid == 0) {
+		T_OK(fd = open("otrunc", O_WRONLY | O_TRUNC | O_CLOEXEC));
+		T_OK(close(fd));
+		T_CALL(attr_expect_mode("otrunc", S_IFREG | 0777));
+		T_OK(fd = open("falloc", O_WRONLY | O_CLOEXEC));
+		T_OK(fallocate(fd, 0, 0, 8192));
+		T_OK(close(fd));
+		T_CALL(attr_expect_mode("falloc", S_IFREG | 0777));
+		return T_EXIT_PASS;
+	}
+	T_WAIT(pid);
+	pid = harness_fork();
+	if (pid == 0) {
+		T_CALL(attr_drop_fsetid());
+		T_OK(fd = open("nocap", O_WRONLY | O_APPEND | O_CLOEXEC));
+		T_EQ(write(fd, "y", 1), 1);
+		T_OK(close(fd));
+		T_CALL(attr_expect_mode("nocap", S_IFREG | 0777));
+		return T_EXIT_PASS;
+	}
+	T_WAIT(pid);
+	/* security.capability: root's writes drop it too. */
+	T_CALL(attr_make_file("fcap", 0755, "x"));
+	T_OK(fd = open("fcap", O_WRONLY | O_APPEND | O_CLOEXEC));
+	T_EQ(write(fd, "y", 1), 1);
+	T_OK(setxattr("fcap", "security.capability", caps, sizeof(caps), 0));
+	T_EQ(getxattr("fcap", "security.capability", got, sizeof(got)), sizeof(caps));
+	T_EQ(write(fd, "z", 1), 1);
+	T_OK(close(fd));
+	T_ERRNO(ENODATA, getxattr("fcap", "security.capability", got, sizeof(got)));
 	return T_EXIT_PASS;
 }
 
@@ -1599,6 +1694,8 @@ static const struct harness_check attr_checks[] = {
 	HARNESS_CHECK(attr_ctime_dir),
 	HARNESS_CHECK(attr_suid_cleared_on_write),
 	HARNESS_CHECK(attr_suid_cleared_on_chown),
+	HARNESS_CHECK(attr_suid_cleared_elsewhere),
+	HARNESS_CHECK(attr_btime),
 	HARNESS_CHECK(attr_perm_files),
 	HARNESS_CHECK(attr_perm_dirs),
 	HARNESS_CHECK(attr_perm_exec),

@@ -513,8 +513,35 @@ check_backend() {
 	fusermount3 -u "$mnt"
 }
 
+# The stats count requests by opcode.  Where the kernel took
+# FUSE_HANDLE_KILLPRIV_V2, buffered writes to a file send no GETXATTR of
+# security.capability each (without it: one per write).
+check_ops() {
+	if ! "$tierfs" "$mnt"; then
+		fail "ops: mount" "status 0" "a failure"
+		return
+	fi
+	dd if=/dev/zero of="$mnt/ops" bs=4k count=64 status=none
+	writes=$(stat_of write)
+	xattrs=$(stat_of getxattr)
+	[ "${writes:-0}" -ge 64 ] && ok "ops: ops.write counts $writes requests for 64 writes" ||
+		fail "ops: ops.write" ">= 64" "${writes:-none}"
+	if "$tierctl" stats "$mnt" | grep -q "suid_clearing.*KILLPRIV_V2"; then
+		[ "${xattrs:-0}" -le 1 ] && ok "ops: KILLPRIV_V2: ${xattrs:-0} GETXATTR for 64 writes" ||
+			fail "ops: GETXATTRs for 64 writes" "<= 1" "$xattrs"
+	elif [ "$(uname -r | awk -F. '{ print $1 * 1000 + $2 }')" -ge 5011 ]; then
+		fail "ops: stats transport.suid_clearing" "KILLPRIV_V2 (kernel 5.11+ offers it)" \
+			"$("$tierctl" stats "$mnt" | sed -n 's/ *suid_clearing *//p')"
+	else
+		nr_skipped=$((nr_skipped + 1))
+		echo "skip - ops: kernels before 5.11 have no KILLPRIV_V2"
+	fi
+	fusermount3 -u "$mnt"
+}
+
 check_usage
 check_backend zpool "backend=zpool"
 check_backend file "backend=file:${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test-ctl.swap.$$"
+check_ops
 
 finish

@@ -6,8 +6,10 @@
  */
 #include <dirent.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 
@@ -1170,6 +1172,73 @@ static int ns_enotdir_eisdir(void)
 	return T_EXIT_PASS;
 }
 
+/* Free blocks of the mount, as df sees them. */
+static int ns_bfree(unsigned long *out)
+{
+	struct statvfs sv;
+
+	T_OK(statvfs(".", &sv));
+	*out = sv.f_bfree;
+	return T_EXIT_PASS;
+}
+
+/*
+ * O_TMPFILE: a file with no name, that linkat can name (unless O_EXCL),
+ * whose pages go at its last close otherwise; as on tmpfs.
+ */
+static int ns_tmpfile(void)
+{
+	static char data[1 << 20];
+	unsigned long before, during, after;
+	char path[64], buf[8];
+	struct stat st;
+	int fd, tries;
+
+	memset(data, 'q', sizeof(data));
+	T_OK(mkdir("t", 0755));
+	T_CALL(ns_bfree(&before));
+	T_OK(fd = open("t", O_TMPFILE | O_RDWR | O_CLOEXEC, 0640));
+	T_EQ(write(fd, data, sizeof(data)), sizeof(data));
+	T_OK(fstat(fd, &st));
+	T_EQ(st.st_nlink, 0);
+	T_EQ_OCT(st.st_mode, S_IFREG | 0640);
+	T_EQ(st.st_uid, getuid());
+	T_EQ(pread(fd, buf, 4, 0), 4);
+	T_MEM(buf, "qqqq", 4);
+	T_CALL(ns_bfree(&during));
+	T_TRUE(during < before);
+	T_OK(close(fd));
+	for (tries = 0; tries < 100; tries++) {
+		T_CALL(ns_bfree(&after));
+		if (after >= before)
+			break;
+		usleep(20000);
+	}
+	T_EQ(after, before);
+	T_OK(rmdir("t")); /* nothing was left in it */
+
+	T_OK(mkdir("t", 0755));
+	T_OK(fd = open("t", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
+	T_EQ(write(fd, "named", 5), 5);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	T_OK(linkat(AT_FDCWD, path, AT_FDCWD, "t/named", AT_SYMLINK_FOLLOW));
+	T_OK(close(fd));
+	T_OK(stat("t/named", &st));
+	T_EQ(st.st_nlink, 1);
+	T_EQ(st.st_size, 5);
+	T_OK(fd = open("t/named", O_RDONLY | O_CLOEXEC));
+	T_EQ(read(fd, buf, sizeof(buf)), 5);
+	T_MEM(buf, "named", 5);
+	T_OK(close(fd));
+
+	T_OK(fd = open("t", O_TMPFILE | O_EXCL | O_WRONLY | O_CLOEXEC, 0600));
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	T_ERRNO(ENOENT, linkat(AT_FDCWD, path, AT_FDCWD, "t/never", AT_SYMLINK_FOLLOW));
+	T_OK(close(fd));
+	T_ERRNO(ENOTDIR, open("t/named", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600));
+	return T_EXIT_PASS;
+}
+
 static const struct harness_check ns_checks[] = {
 	HARNESS_CHECK(ns_regular_file),
 	HARNESS_CHECK(ns_directory),
@@ -1178,6 +1247,7 @@ static const struct harness_check ns_checks[] = {
 	HARNESS_CHECK(ns_symlink),
 	HARNESS_CHECK(ns_symlink_max),
 	HARNESS_CHECK(ns_hardlink),
+	HARNESS_CHECK(ns_tmpfile),
 	HARNESS_CHECK(ns_fifo),
 	HARNESS_CHECK(ns_unix_socket),
 	HARNESS_CHECK(ns_device_nodes),
