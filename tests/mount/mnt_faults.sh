@@ -118,4 +118,52 @@ if built_in "slow swap-in" "$opts" &&
 	fusermount3 -u "$mnt"
 fi
 
+# Requests in flight when the mount goes: a lazy unmount lets the slow
+# swap-in finish (exact); after a SIGTERM to the daemon it finishes exact
+# or fails, never with other bytes.  Either way the reader returns, the
+# daemon exits and the mount is gone.
+in_flight() {
+	case=$1
+	opts="size=1G,mem=8M,swapsize=256M,cache=never,backend=file:$work/swap"
+	built_in "$case" "$opts" || return
+	if ! TIERFS_FAULT=load:slow:2000 "$tierfs" "$mnt" -o "$opts"; then
+		fail "$case: mount" "status 0" "a failure"
+		return
+	fi
+	daemon=$(pgrep -f -- "tierfs_faulty $mnt" | head -n 1)
+	cp "$work/small" "$mnt/cold"
+	"$tierctl" reclaim "$mnt" all >/dev/null
+	dd if="$mnt/cold" of="$work/cold.4k" bs=4k count=1 status=none 2>"$work/err" &
+	reader=$!
+	sleep 0.5
+	if [ "$case" = "unmount in flight" ]; then
+		umount -l "$mnt"
+	else
+		kill -TERM "$daemon"
+	fi
+	for _ in $(seq 100); do
+		kill -0 "$reader" 2>/dev/null || kill -0 "$daemon" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$reader" 2>/dev/null; then
+		fail "$case: the reader" "returned within 10 s" "still waiting"
+		kill "$reader"
+	fi
+	wait "$reader"
+	status=$?
+	if [ "$status" -ne 0 ] && [ "$case" != "unmount in flight" ]; then
+		ok "$case: the read in flight failed ($(head -c 60 "$work/err"))"
+	elif [ "$status" -eq 0 ] && head -c 4096 "$work/small" | cmp -s - "$work/cold.4k"; then
+		ok "$case: the read in flight finished exact"
+	else
+		fail "$case: the read in flight" "exact data" "status $status, $(cat "$work/err")"
+	fi
+	kill -0 "$daemon" 2>/dev/null && fail "$case: the daemon" "gone within 10 s" "running" ||
+		ok "$case: the daemon exited"
+	grep -q " $mnt " /proc/self/mounts && fail "$case: the mount" "gone" "still mounted" ||
+		ok "$case: the mount is gone"
+}
+in_flight "unmount in flight"
+in_flight "SIGTERM in flight"
+
 finish
