@@ -85,7 +85,7 @@ fi
 # handed off that CPU's queue to a worker, which the stats count.
 opts="size=1G,mem=8M,swapsize=256M,cache=never,backend=file:$work/swap"
 if built_in "slow swap-in" "$opts" &&
-	{ TIERFS_FAULT=load:slow:3000 "$tierfs" "$mnt" -o "$opts" ||
+	{ TIERFS_FAULT=load:slow:2000 "$tierfs" "$mnt" -o "$opts" ||
 		{ fail "slow swap-in: mount" "status 0" "a failure"; false; }; }; then
 	cp "$work/small" "$mnt/cold"
 	"$tierctl" reclaim "$mnt" all >/dev/null
@@ -106,8 +106,8 @@ if built_in "slow swap-in" "$opts" &&
 		fail "slow swap-in: resident read" "the file written" "other bytes"
 	wait "$cold"
 	took=$((($(date +%s%N) - start) / 1000000))
-	[ "$took" -ge 2500 ] && ok "slow swap-in: the swap-in took $took ms (slowed to 3000)" ||
-		fail "slow swap-in: swap-in time" ">= 2500 ms" "$took ms"
+	[ "$took" -ge 1800 ] && ok "slow swap-in: the swap-in took $took ms (slowed to 2000)" ||
+		fail "slow swap-in: swap-in time" ">= 1800 ms" "$took ms"
 	head -c 4096 "$work/small" | cmp -s - "$work/cold.4k" && ok "slow swap-in: the swapped page reads exact" ||
 		fail "slow swap-in: swapped page" "the file written" "other bytes"
 	if [ "${TIERFS_TEST_TRANSPORT:-}" = uring ]; then
