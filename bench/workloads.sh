@@ -94,7 +94,7 @@ mapfile -t SOURCES < <(cd "$WORK/src" && find src -name '*.c' ! -name 'ring_none
 [ "$QUICK" -eq 0 ] || SOURCES=("${SOURCES[@]:0:4}")
 read -ra FUSE_CFLAGS <<<"$(pkg-config --cflags fuse3 2>/dev/null)"
 CFLAGS=(-O2 -c -Iinclude -Isrc -Ibackends ${FUSE_CFLAGS[@]+"${FUSE_CFLAGS[@]}"}
-	-D_GNU_SOURCE -DFUSE_USE_VERSION=314 -w)
+	-D_GNU_SOURCE -DFUSE_USE_VERSION=314 -DTIERFS_VERSION=\"bench\" -w)
 
 # The sides: tmpfs, then tierfs over each transport the kernel has.
 SIDES=(tmpfs classic)
