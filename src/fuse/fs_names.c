@@ -347,7 +347,7 @@ void fs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 		err = ns_inode_new(&fs->ns, S_IFCHR, 0, 0, makedev(0, 0), &whiteout);
 		if (err)
 			goto unlock;
-		init_new_inode(req, sdir, whiteout);
+		init_new_inode(fuse_req_ctx(req), sdir, whiteout);
 		whiteout->mode = S_IFCHR;
 		whiteout->nlink = 1;
 	}

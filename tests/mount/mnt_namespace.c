@@ -629,6 +629,9 @@ static int ns_rename_whiteout(void)
 	T_EQ_OCT(st.st_mode, S_IFCHR);
 	T_EQ(st.st_rdev, 0);
 	T_EQ(st.st_nlink, 1);
+	/* Owned by the caller, as any node it makes. */
+	T_EQ(st.st_uid, geteuid());
+	T_EQ(st.st_gid, getegid());
 	T_TRUE(st.st_ino != ns_ino("b"));
 	/* Over an existing target, which is replaced. */
 	T_CALL(ns_make_file("c", "C"));
