@@ -129,6 +129,9 @@ unsigned long options_remount_flags(const struct tierfs_options *o, unsigned lon
 /* "auto", "uring" or "classic". */
 const char *options_transport_name(enum transport_mode mode);
 
+/* "auto", "always" or "never". */
+const char *options_cache_name(enum cache_mode mode);
+
 extern const char options_usage[];
 
 #endif

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "tierfs/drain.h"
 #include "tierfs/memcg.h"
@@ -53,9 +54,18 @@ struct transport_stats {
 	atomic_uint_fast64_t nr_ops[TRANSPORT_NR_OPCODES]; /* requests by opcode */
 };
 
+/* The writeback cache's bound, cache=always only (src/fuse/dirty.c). */
+struct dirty_stats {
+	dev_t dev;			/* the mount's, whose bdi is set; 0 before */
+	atomic_uint_fast64_t max_bytes; /* the bdi's max_bytes as set; 0: the kernel's */
+	const char *_Atomic reason;	/* why the kernel's bound stays; NULL if not */
+	char why[160];
+};
+
 struct tierfs {
 	struct tierfs_options opts;
 	struct transport_stats transport;
+	struct dirty_stats dirty;
 	struct ns ns;
 	struct data_space data;
 	struct fs_counters counters;
@@ -85,5 +95,15 @@ int tierfs_start(struct tierfs *fs);
 
 /* Free everything, open-unlinked files included. */
 void tierfs_destroy(struct tierfs *fs);
+
+/* The writeback cache's bound for fs's budget, in bytes. */
+uint64_t dirty_bound(struct tierfs *fs);
+
+/*
+ * With cache=always, bound the kernel's dirty pages of the mount (device
+ * dev) by dirty_bound; again after the budget changes.  Logs and notes in
+ * fs->dirty why where it cannot.
+ */
+void dirty_tune(struct tierfs *fs, dev_t dev);
 
 #endif

@@ -201,6 +201,8 @@ bad_value:
 			reclaim_kick(ds);
 		fs->opts.mem = mem;
 		fs->opts.memlimit = limit;
+		if (fs->dirty.dev)
+			dirty_tune(fs, fs->dirty.dev);
 	}
 	atomic_store(&ds->ra.policy, (int)policy);
 	fs->opts.readahead = policy;

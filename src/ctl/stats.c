@@ -187,6 +187,17 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 		STR("backend", "name", "none");
 	}
 	{
+		const char *reason = atomic_load(&fs->dirty.reason);
+
+		STR("cache", "mode", options_cache_name(fs->opts.cache));
+		if (fs->opts.cache == CACHE_ALWAYS) {
+			ITEM("cache", "dirty_max_bytes", atomic_load(&fs->dirty.max_bytes),
+			     UNIT_BYTES);
+			if (reason)
+				STR("cache", "dirty_bound", reason);
+		}
+	}
+	{
 		struct transport_stats *ts = &fs->transport;
 		const char *mode = atomic_load(&ts->mode), *reason = atomic_load(&ts->reason);
 

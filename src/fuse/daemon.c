@@ -369,6 +369,8 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	has_dev = !ctl_mount_dev(mnt, &dev);
 	if (!has_dev || ctl_server_start(&fs, dev, &ctl))
 		log_msg(LOG_ERR, "no control channel for %s: tierctl will not reach it", mnt);
+	if (has_dev)
+		dirty_tune(&fs, dev);
 	if (is_ring_wanted)
 		ring = start_ring(se, &fs);
 	if (!ring && (ret = bridge_install(se))) {

@@ -62,6 +62,11 @@ const char *options_transport_name(enum transport_mode mode)
 	return transport_names[mode];
 }
 
+const char *options_cache_name(enum cache_mode mode)
+{
+	return cache_names[mode];
+}
+
 /* The index of val in the NULL-ended names, or -1. */
 static int parse_choice(const char *const *names, const char *val)
 {

@@ -922,6 +922,41 @@ check_enospc_keeps_data() {
 	end_mnt "$n"
 }
 
+# cache=always bounds the kernel's dirty pages by an eighth of the budget
+# (its bdi's strict_limit and max_bytes, set by the daemon as root), and
+# follows the budget; an ENOSPC at fsync loses nothing already accepted.
+check_dirty_bound() {
+	n="cache=always,mem=256M"
+	mount_new "$n" size=4M,mem=256M,cache=always || return
+	dev=$(mountpoint -d "$mnt")
+	bdi=/sys/class/bdi/$dev
+	expect "$n: stats' dirty_max_bytes is an eighth of the budget" $((32 << 20)) \
+		"$(stat_of "$mnt" dirty_max_bytes)"
+	expect "$n: the bdi's strict_limit" 1 "$(cat "$bdi/strict_limit")"
+	# The kernel keeps max_bytes as a ratio: equal to within 0.1 %.
+	got=$(cat "$bdi/max_bytes")
+	if [ $(((got - (32 << 20)) * 1000 / (32 << 20))) = 0 ]; then
+		ok "$n: the bdi's max_bytes is the bound"
+	else
+		fail "$n: the bdi's max_bytes is the bound" $((32 << 20)) "$got"
+	fi
+	"$tierctl" set "$mnt" mem=512M >/dev/null 2>&1
+	expect "$n: the bound follows tierctl set mem=512M" $((64 << 20)) \
+		"$(stat_of "$mnt" dirty_max_bytes)"
+	run_dd if="$work/rand8m" of="$mnt/a" bs=64k count=32 conv=fsync
+	expect "$n: 2 MiB written and synced" "0 " "$dd_rc $dd_err"
+	sum_a=$(md5_direct "$mnt/a")
+	run_dd if="$work/rand8m" of="$mnt/b" bs=64k count=64 skip=32 conv=fsync
+	expect_enospc "$n: 4 MiB more fails with ENOSPC at write, fsync or close"
+	expect "$n: a is intact after b's ENOSPC" \
+		"$(head -c $((2 << 20)) "$work/rand8m" | md5sum | cut -d' ' -f1)" "$sum_a"
+	rm -f "$mnt/b"
+	run_dd if="$work/rand8m" of="$mnt/c" bs=64k count=16 conv=fsync
+	expect "$n: the space of b is free again" "0 " "$dd_rc $dd_err"
+	expect "$n: a is intact after the delete" "$sum_a" "$(md5_direct "$mnt/a")"
+	end_mnt "$n"
+}
+
 script=$0
 
 if [ "${1:-}" = --in-mount-ns ]; then
@@ -978,6 +1013,7 @@ check_read_only
 check_tierctl
 check_built_in
 check_enospc_keeps_data
+check_dirty_bound
 
 echo "$nr_pass passed, $nr_fail failed"
 [ $nr_fail -eq 0 ]
