@@ -36,6 +36,7 @@ struct budget {
 	uint64_t env_limit_bytes;    /* the cgroup's limit, or RAM's; 0 = none */
 	uint64_t stamp_ns;	     /* last update, CLOCK_MONOTONIC */
 	uint64_t excess_floor_bytes; /* least memory beyond the model since a trim */
+	uint64_t other_bytes;	     /* the limit's part not for data, last followed */
 	/* The FUSE transport's buffers (mapped); written by the edge, lock or not. */
 	atomic_uint_fast64_t transport_bytes;
 };

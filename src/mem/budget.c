@@ -136,6 +136,23 @@ static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t li
 	       data_bytes % per_page * 1024 / per_page;
 }
 
+/*
+ * What the limit holds besides the data moves with every allocation the
+ * daemon makes and with the stock's target: taken as measured, the capacity
+ * and df's size would wander a page at a time while nothing is written.  It
+ * is followed once it has moved by 1/1024 of the limit, well inside the
+ * headroom.  budget.lock held.
+ */
+static uint64_t steady_other(struct budget *b, uint64_t other, uint64_t limit)
+{
+	uint64_t step = limit >> 10;
+
+	if (other + step > b->other_bytes && b->other_bytes + step > other)
+		return b->other_bytes;
+	b->other_bytes = other;
+	return other;
+}
+
 /* Returns whether the budget shrank below the pages in use.  budget.lock held. */
 static bool update_locked(struct data_space *ds)
 {
@@ -187,6 +204,7 @@ static bool update_locked(struct data_space *ds)
 		if (excess > (8ULL << 20))
 			other = rss - fp.resident - fp.stock + ps.nr_ready_target * PAGE_SIZE +
 				(limit >> BUDGET_HEADROOM_SHIFT);
+		other = steady_other(&ds->budget, other, limit);
 		room = limit > other ? (limit - other) >> PAGE_SHIFT : 0;
 		data_bytes = limit + fp.backend > other ? limit + fp.backend - other : 0;
 		if (room < BUDGET_MIN_PAGES) {
