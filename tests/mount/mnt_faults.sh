@@ -118,6 +118,63 @@ if built_in "slow swap-in" "$opts" &&
 	fusermount3 -u "$mnt"
 fi
 
+# A signal to a reader waiting on a slow swap-in: the kernel sends the daemon
+# an INTERRUPT; as on tmpfs, whose swap-in does not give way to signals
+# either, the read still returns the page and the handler runs after it
+# (dd's SIGUSR1 report).  A SIGKILL ends the reader once the reply is in,
+# and the reply to a reader gone leaves the mount and its queues serving.
+interrupted() {
+	case=$1
+	sig=$2
+	opts="size=1G,mem=8M,swapsize=256M,cache=never,backend=file:$work/swap"
+	built_in "$case" "$opts" || return
+	if ! TIERFS_FAULT=load:slow:2000 "$tierfs" "$mnt" -o "$opts"; then
+		fail "$case: mount" "status 0" "a failure"
+		return
+	fi
+	daemon=$(pgrep -f -- "tierfs_faulty $mnt" | head -n 1)
+	cp "$work/small" "$mnt/cold"
+	"$tierctl" reclaim "$mnt" all >/dev/null
+	interrupts=$(stat_of interrupt)
+	rm -f "$work/cold.4k"
+	head -c 4096 "$work/small" >"$work/cold.ref"
+	start=$(date +%s%N)
+	taskset -c 0 dd if="$mnt/cold" of="$work/cold.4k" bs=4k count=1 2>"$work/err" &
+	reader=$!
+	sleep 0.5
+	kill "-$sig" "$reader"
+	wait "$reader"
+	status=$?
+	took=$((($(date +%s%N) - start) / 1000000))
+	now=$(stat_of interrupt)
+	[ "${now:-0}" -gt "${interrupts:-0}" ] && ok "$case: the daemon got an INTERRUPT" ||
+		fail "$case: ops.interrupt" "> ${interrupts:-0}" "${now:-none}"
+	if [ "$sig" = KILL ]; then
+		[ "$status" -eq 137 ] && ok "$case: the reader was killed ($took ms)" ||
+			fail "$case: the reader" "killed (137)" "status $status"
+		dd if="$mnt/cold" bs=4k count=1 status=none | cmp -s - "$work/cold.ref" &&
+			ok "$case: the page it asked for reads exact after" ||
+			fail "$case: the page read again" "the file written" "other bytes or an error"
+	elif [ "$status" -eq 0 ] && cmp -s "$work/cold.ref" "$work/cold.4k" &&
+		grep -q "records in" "$work/err"; then
+		ok "$case: the read returned the page exact, then the handler ran ($took ms)"
+	else
+		fail "$case: the read" "exact data and dd's report" "status $status, $(cat "$work/err")"
+	fi
+	head -c 64K /dev/urandom >"$work/hot"
+	cp "$work/hot" "$mnt/hot" && taskset -c 0 cat "$mnt/hot" | cmp -s - "$work/hot" &&
+		ok "$case: the mount serves the same CPU exact after" ||
+		fail "$case: a write and read after" "the file written" "other bytes or an error"
+	errors=$(stat_of commit_errors)
+	[ "${errors:-0}" -eq 0 ] && ok "$case: no reply was refused (${errors:-classic})" ||
+		fail "$case: transport.commit_errors" "0" "$errors"
+	kill -0 "$daemon" 2>/dev/null && ok "$case: the daemon is up" ||
+		fail "$case: the daemon" "running" "gone"
+	fusermount3 -u "$mnt"
+}
+interrupted "SIGUSR1 in flight" USR1
+interrupted "SIGKILL in flight" KILL
+
 # Requests in flight when the mount goes: a lazy unmount lets the slow
 # swap-in finish (exact); after a SIGTERM to the daemon it finishes exact
 # or fails, never with other bytes.  Either way the reader returns, the
