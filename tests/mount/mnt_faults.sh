@@ -118,6 +118,21 @@ if built_in "slow swap-in" "$opts" &&
 	fusermount3 -u "$mnt"
 fi
 
+# mount_slow_cold CASE: a mount whose every swap-in takes 2 s, its daemon's
+# pid in daemon, and $mnt/cold (a copy of small) swapped out.  Returns 1,
+# CASE skipped, without the file backend; 1, CASE failed, if it cannot mount.
+mount_slow_cold() {
+	opts="size=1G,mem=8M,swapsize=256M,cache=never,backend=file:$work/swap"
+	built_in "$1" "$opts" || return
+	if ! TIERFS_FAULT=load:slow:2000 "$tierfs" "$mnt" -o "$opts"; then
+		fail "$1: mount" "status 0" "a failure"
+		return 1
+	fi
+	daemon=$(pgrep -f -- "tierfs_faulty $mnt" | head -n 1)
+	cp "$work/small" "$mnt/cold"
+	"$tierctl" reclaim "$mnt" all >/dev/null
+}
+
 # A signal to a reader waiting on a slow swap-in: the kernel sends the daemon
 # an INTERRUPT; as on tmpfs, whose swap-in does not give way to signals
 # either, the read still returns the page and the handler runs after it
@@ -126,15 +141,7 @@ fi
 interrupted() {
 	case=$1
 	sig=$2
-	opts="size=1G,mem=8M,swapsize=256M,cache=never,backend=file:$work/swap"
-	built_in "$case" "$opts" || return
-	if ! TIERFS_FAULT=load:slow:2000 "$tierfs" "$mnt" -o "$opts"; then
-		fail "$case: mount" "status 0" "a failure"
-		return
-	fi
-	daemon=$(pgrep -f -- "tierfs_faulty $mnt" | head -n 1)
-	cp "$work/small" "$mnt/cold"
-	"$tierctl" reclaim "$mnt" all >/dev/null
+	mount_slow_cold "$case" || return
 	interrupts=$(stat_of interrupt)
 	rm -f "$work/cold.4k"
 	head -c 4096 "$work/small" >"$work/cold.ref"
@@ -181,15 +188,7 @@ interrupted "SIGKILL in flight" KILL
 # daemon exits and the mount is gone.
 in_flight() {
 	case=$1
-	opts="size=1G,mem=8M,swapsize=256M,cache=never,backend=file:$work/swap"
-	built_in "$case" "$opts" || return
-	if ! TIERFS_FAULT=load:slow:2000 "$tierfs" "$mnt" -o "$opts"; then
-		fail "$case: mount" "status 0" "a failure"
-		return
-	fi
-	daemon=$(pgrep -f -- "tierfs_faulty $mnt" | head -n 1)
-	cp "$work/small" "$mnt/cold"
-	"$tierctl" reclaim "$mnt" all >/dev/null
+	mount_slow_cold "$case" || return
 	dd if="$mnt/cold" of="$work/cold.4k" bs=4k count=1 status=none 2>"$work/err" &
 	reader=$!
 	sleep 0.5
