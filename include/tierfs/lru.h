@@ -29,7 +29,9 @@ enum lru_list { LRU_INACTIVE, LRU_ACTIVE, NR_LRU_LISTS };
  * A page under writeback is off the lists and still resident: reclaim is
  * storing it with no inode lock held.  A write sets is_redirtied (the copy
  * being stored is stale); freeing it only clears inode (orphaned) and leaves
- * the pool page to reclaim, which is reading it.
+ * the pool page to reclaim, which is reading it.  While the backend reads
+ * the page (is_storing) a write waits for it, as the kernel's stable pages
+ * do: a copy made under a memcpy is torn, and it is a data race.
  */
 struct lru_lists;
 
@@ -42,6 +44,7 @@ struct lru_page {
 	uint8_t list;		  /* enum lru_list + 1; 0 when on none */
 	bool is_writeback;	  /* being stored by reclaim */
 	bool is_redirtied;	  /* written while under writeback */
+	atomic_bool is_storing;	  /* the backend is reading it: writes wait */
 	atomic_uchar uses;	  /* enum lru_uses, since listed or scanned */
 	atomic_bool is_readahead; /* loaded by readahead, not used yet */
 };

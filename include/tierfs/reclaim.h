@@ -20,6 +20,7 @@
 struct data_space;
 struct inode;
 struct lru_lists;
+struct lru_page;
 
 /* Pages one batch (one isolation) takes at most. */
 #define RECLAIM_BATCH 32
@@ -55,9 +56,11 @@ struct reclaim_pending {
 struct reclaimer {
 	pthread_mutex_t batch_lock; /* one isolation at a time, and: */
 	struct reclaim_pending pending[RECLAIM_MAX_PENDING];
-	atomic_uint nr_pending;	   /* read without the lock by the thread */
-	unsigned int nr_in_flight; /* pages being stored, room kept in pending[] */
-	pthread_mutex_t lock;	   /* protects: */
+	atomic_uint nr_pending;	    /* read without the lock by the thread */
+	unsigned int nr_in_flight;  /* pages being stored, room kept in pending[] */
+	pthread_mutex_t store_lock; /* with stored: a store's pages are stable again */
+	pthread_cond_t stored;
+	pthread_mutex_t lock; /* protects: */
 	pthread_cond_t wake;
 	bool stop;
 	bool has_thread; /* reclaim_start ran: to join */
@@ -68,6 +71,12 @@ void reclaim_init(struct reclaimer *r);
 
 /* After reclaim_stop. */
 void reclaim_fini(struct reclaimer *r);
+
+/*
+ * Before a write to pool page p (its owner's lock held): wait until no
+ * store is reading it.  A page waits a batch's store at most.
+ */
+void reclaim_wait_stable(struct reclaimer *r, struct lru_page *p);
 
 /* Pages stored whose owners have not been updated yet. */
 static inline unsigned int reclaim_nr_pending(struct reclaimer *r)

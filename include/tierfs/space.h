@@ -75,6 +75,9 @@ struct swap_counters {
  *	and the pool's stats locks, may trim the pool and malloc.
  * reclaim.lock (struct reclaimer): stop and the reclaimer's sleep on wake.
  *	Never held across a batch: the reclaimer drops it first.
+ * reclaim.store_lock (struct reclaimer): the end of a store's is_storing,
+ *	which a writer of a page under writeback waits for, its inode's lock
+ *	held; the store takes no inode lock, so it always ends.  Innermost.
  * tenants->lock (tenant.h): the tenant table; reads the cgroup files
  *	under it (file I/O), and registers lists under lru->lock.
  *

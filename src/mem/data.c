@@ -198,8 +198,10 @@ static void dirty_resident(struct data_space *ds, uint32_t pfn)
 		data_free_slot(ds, p->swap_slot - 1);
 		p->swap_slot = 0;
 	}
-	if (p->is_writeback)
+	if (p->is_writeback) {
 		p->is_redirtied = true;
+		reclaim_wait_stable(&ds->reclaim, p);
+	}
 	used_resident(ds, pfn);
 }
 

@@ -318,13 +318,40 @@ void reclaim_init(struct reclaimer *r)
 	atomic_init(&r->nr_pending, 0);
 	pthread_mutex_init(&r->lock, NULL);
 	pthread_cond_init(&r->wake, NULL);
+	pthread_mutex_init(&r->store_lock, NULL);
+	pthread_cond_init(&r->stored, NULL);
 }
 
 void reclaim_fini(struct reclaimer *r)
 {
+	pthread_cond_destroy(&r->stored);
+	pthread_mutex_destroy(&r->store_lock);
 	pthread_cond_destroy(&r->wake);
 	pthread_mutex_destroy(&r->lock);
 	pthread_mutex_destroy(&r->batch_lock);
+}
+
+void reclaim_wait_stable(struct reclaimer *r, struct lru_page *p)
+{
+	if (!atomic_load_explicit(&p->is_storing, memory_order_acquire))
+		return;
+	pthread_mutex_lock(&r->store_lock);
+	while (atomic_load_explicit(&p->is_storing, memory_order_acquire))
+		pthread_cond_wait(&r->stored, &r->store_lock);
+	pthread_mutex_unlock(&r->store_lock);
+}
+
+/* The store of pages[0..nr) has returned: they may change again. */
+static void end_storing(struct data_space *ds, const uint32_t *pfns, unsigned int nr)
+{
+	struct reclaimer *r = &ds->reclaim;
+
+	pthread_mutex_lock(&r->store_lock);
+	for (unsigned int i = 0; i < nr; i++)
+		atomic_store_explicit(&lru_page(&ds->lru, pfns[i])->is_storing, false,
+				      memory_order_release);
+	pthread_cond_broadcast(&r->stored);
+	pthread_mutex_unlock(&r->store_lock);
 }
 
 /*
@@ -369,6 +396,7 @@ static uint64_t sort_victims(struct data_space *ds, const struct victim *v, unsi
 		} else {
 			p->is_writeback = true;
 			p->is_redirtied = false;
+			atomic_store_explicit(&p->is_storing, true, memory_order_relaxed);
 			pfns[*nr_store] = v[i].pfn;
 			pages[(*nr_store)++] = page;
 		}
@@ -423,6 +451,7 @@ static uint64_t reclaim_run(struct data_space *ds, struct inode *held, struct lr
 		r->nr_in_flight += nr_store;
 		pthread_mutex_unlock(&r->batch_lock);
 		stored = ds->backend->ops->store(ds->backend, pages, nr_store, slots);
+		end_storing(ds, pfns, nr_store);
 		if (stored < (int)nr_store)
 			log_limited(&store_log, stored == -ENOSPC ? LOG_WARNING : LOG_ERR,
 				    "%s backend stored %d of %u pages (%s): the rest stay resident",
