@@ -441,6 +441,7 @@ static void ramdisk_get_stats(struct tier_backend *tb, struct backend_stats *st)
 		st->nr_load_errors += sh->nr_load_errors;
 		pthread_mutex_unlock(&sh->lock);
 	}
+	st->ram_bytes = st->pool_bytes;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->capacity_bytes = rd->nr_slots * PAGE_SIZE;
 	/* Its index entry, and its share of chunks that are partly in use (measured). */

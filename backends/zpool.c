@@ -118,8 +118,10 @@ struct zpool {
 	uint32_t shard_slots; /* slots of every shard but maybe the last */
 	struct zpool_shard *shards;
 	struct zpool_class_geom geom[ZPOOL_NR_CLASSES];
+	bool is_raw_refused; /* a chain's pool: the file behind takes those raw */
 	/* Rare events, counted outside any shard. */
 	atomic_uint_fast64_t nr_reject_full, nr_reject_alloc;
+	atomic_uint_fast64_t nr_refused_raw; /* pages refused raw, in nr_reject_raw */
 	atomic_uint_fast64_t nr_store_errors, nr_load_errors;
 	/* Under zpool_registry_lock. */
 	struct zpool_tctx *tctx_list;
@@ -619,6 +621,12 @@ static int zpool_store(struct tier_backend *b, void *const *pages, unsigned int 
 						ZPOOL_MAX_COMPRESSED);
 
 		if (len == -ENOSPC || len > (int)ZPOOL_MAX_COMPRESSED) {
+			if (pool->is_raw_refused) {
+				/* The tier behind takes it raw, at no memory. */
+				atomic_fetch_add(&pool->nr_refused_raw, 1);
+				slots[i] = BACKEND_SLOT_REFUSED;
+				continue;
+			}
 			blob = pages[i];
 			len = PAGE_SIZE;
 		} else if (len <= 0) {
@@ -745,6 +753,7 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 		pthread_mutex_unlock(&sh->lock);
 	}
 	st->nr_shards = pool->nr_shards;
+	st->ram_bytes = st->pool_bytes;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->capacity_bytes = pool->capacity_pages * PAGE_SIZE;
 	st->raw_page_bytes =
@@ -754,6 +763,7 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 	st->nr_load_errors = atomic_load(&pool->nr_load_errors);
 	st->nr_reject_full = atomic_load(&pool->nr_reject_full);
 	st->nr_reject_alloc = atomic_load(&pool->nr_reject_alloc);
+	st->nr_reject_raw += atomic_load(&pool->nr_refused_raw);
 }
 
 static void zpool_destroy(struct tier_backend *b)
@@ -827,6 +837,7 @@ static int zpool_create(const struct backend_config *cfg, struct tier_backend **
 	if (pool->level < cfg->codec->min_level || pool->level > cfg->codec->max_level)
 		pool->level = cfg->codec->default_level;
 	pool->capacity_pages = capacity_pages;
+	pool->is_raw_refused = cfg->is_raw_refused;
 	pool->shard_slots = (uint32_t)shard_slots;
 	zpool_geom_init(pool);
 	pool->shards =

@@ -29,7 +29,15 @@ struct backend_config {
 	bool is_plaintext;	/* file: write pages as they are, unsealed */
 	bool is_xchacha;	/* file: XChaCha20-Poly1305 even with AES in hardware */
 	unsigned int nr_shards; /* zpool: 0 = one per 64 MiB of slot space */
+	bool is_raw_refused;	/* zpool: refuse a page it would store raw (a chain's pool) */
+	/* A chain (backend=zpool+file:PATH): capacity_bytes and path are the file's. */
+	const struct tier_backend_ops *upper; /* the RAM tier in front of the file */
+	uint64_t upper_capacity_bytes;	      /* its slots, of uncompressed data */
+	uint64_t pool_max_bytes;	      /* the RAM tier's bound at the start */
 };
+
+/* store(): a page the backend refused with is_raw_refused (no slot taken). */
+#define BACKEND_SLOT_REFUSED UINT64_MAX
 
 /* Counters every backend keeps; monotonic except the first four. */
 struct backend_stats {
@@ -38,6 +46,7 @@ struct backend_stats {
 	uint64_t pool_bytes;   /* memory or disk the backend uses for them */
 	uint64_t capacity_bytes;
 	uint64_t raw_page_bytes;		/* RAM backends: memory a page stored raw takes */
+	uint64_t ram_bytes;			/* daemon memory the stored pages take */
 	uint64_t nr_stores, nr_loads, nr_frees; /* pages */
 	uint64_t nr_store_errors, nr_load_errors;
 	uint64_t nr_reject_full;      /* stores refused: no room */
@@ -51,6 +60,21 @@ struct backend_stats {
 	uint64_t nr_fallback_buffered; /* file: no O_DIRECT, I/O via the page cache */
 	uint64_t nr_fallback_sparse;   /* file: no fallocate, a store may find no space */
 };
+
+/* One tier of a chain, first (RAM) to last (file). */
+struct backend_tier_stats {
+	const char *name;	      /* "zpool", "ramdisk", "file" */
+	bool is_sync;		      /* its loads wait for no I/O */
+	struct backend_stats st;      /* the tier's own counters */
+	uint64_t pool_max_bytes;      /* RAM tier: the bound in force; 0 elsewhere */
+	uint64_t nr_writebacks;	      /* RAM tier: pages written back; file: received so */
+	uint64_t nr_writeback_errors; /* RAM tier: pages whose writeback failed, kept */
+	uint64_t nr_rejects;	      /* RAM tier: pages it did not take, sent on */
+	uint64_t nr_rejects_huge;     /* ...of them: incompressible (zram's huge pages) */
+	uint64_t nr_rejects_full;     /* ...of them: the tier was at its bound */
+};
+
+#define BACKEND_MAX_TIERS 2
 
 struct tier_backend_ops {
 	const char *name;   /* "zpool", "ramdisk", "file" */
@@ -99,11 +123,37 @@ struct tier_backend_ops {
 	 * uid 65534, not by root".  create() runs it too.
 	 */
 	int (*check_path)(const char *path, struct stat *st, char *why, size_t why_len);
+
+	/* A chain (NULL elsewhere): its tiers' stats, up to max; returns how many. */
+	unsigned int (*get_tiers)(struct tier_backend *b, struct backend_tier_stats *out,
+				  unsigned int max);
+
+	/* A chain: bound its RAM tier's pool_bytes (writeback keeps it under). */
+	void (*set_pool_max)(struct tier_backend *b, uint64_t bytes);
+
+	/* A chain: whether slot, stored, now lies in a tier whose loads wait for no I/O. */
+	bool (*is_slot_sync)(struct tier_backend *b, uint64_t slot);
 };
 
 struct tier_backend {
 	const struct tier_backend_ops *ops;
 };
+
+/*
+ * The chain: a RAM tier (zpool, ramdisk) in front of the file backend, as
+ * zswap is in front of swap.  Not in backend_table: backend= names it by its
+ * tiers.  chain_new() takes ownership of both tiers (destroyed with the chain,
+ * or on failure) and runs the writeback thread; the tests give it wrapped ones.
+ */
+extern const struct tier_backend_ops tier_backend_chain;
+int chain_new(struct tier_backend *upper, struct tier_backend *lower, uint64_t pool_max_bytes,
+	      struct tier_backend **out);
+
+/*
+ * A chain's tier i (0 the RAM tier, 1 the file), for a test to wrap before
+ * the first store: the writeback thread starts with that store.
+ */
+struct tier_backend **chain_tier(struct tier_backend *chain, unsigned int i);
 
 /* NULL-terminated list of the compiled-in backends. */
 extern const struct tier_backend_ops *const backend_table[];

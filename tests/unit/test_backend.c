@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
- * Conformance of every compiled-in backend (zpool once per codec): round
- * trips in batches, prefix stores when full, stats, concurrent batches, and
- * failed stores and loads that lose and leak nothing.
+ * Conformance of every compiled-in backend (zpool once per codec) and of the
+ * chains of a RAM tier and the file: round trips in batches, prefix stores
+ * when full, stats, concurrent batches, and failed stores and loads that
+ * lose and leak nothing.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +22,8 @@
 struct config {
 	const struct tier_backend_ops *ops;
 	const struct codec *codec;
+	const struct tier_backend_ops *upper; /* a chain's RAM tier */
+	uint64_t pool_max_bytes;	      /* a chain's bound: writeback runs past it */
 };
 
 static uint64_t rng_next(uint64_t *s)
@@ -68,11 +71,15 @@ static char *alloc_pages(unsigned int nr)
 static int open_backend(const struct config *c, uint64_t nr_pages, struct tier_backend **out)
 {
 	char path[] = "/var/tmp/tierfs-test-swap.XXXXXX";
+	/* A chain's file has nr_pages slots, and its RAM tier as many. */
 	struct backend_config cfg = {
 		.capacity_bytes = nr_pages * PAGE_SIZE,
 		.codec = c->codec,
 		.codec_level = c->codec ? c->codec->default_level : 0,
 		.path = path,
+		.upper = c->upper,
+		.upper_capacity_bytes = nr_pages * PAGE_SIZE,
+		.pool_max_bytes = c->pool_max_bytes,
 	};
 	int fd = mkstemp(path);
 
@@ -100,7 +107,8 @@ static void test_round_trip(const struct config *c, unsigned int batch)
 	uint64_t slots[NR_PAGES];
 	unsigned int nr = NR_PAGES / 2;
 
-	check_set_context("%s%s%s batch %u", c->ops->name, c->codec ? ":" : "",
+	check_set_context("%s%s%s%s%s batch %u", c->upper ? c->upper->name : "",
+			  c->upper ? "+" : "", c->ops->name, c->codec ? ":" : "",
 			  c->codec ? c->codec->name : "", batch);
 	CHECK_EQ(0, open_backend(c, NR_PAGES, &b));
 	for (unsigned int i = 0; i < nr; i++) {
@@ -141,10 +149,14 @@ static void test_round_trip(const struct config *c, unsigned int batch)
 	check_set_context("%s", "");
 }
 
-/* Full: the prefix that fits is stored, then -ENOSPC, and nothing is lost. */
+/*
+ * Full: the prefix that fits is stored, then -ENOSPC, and nothing is lost.
+ * A chain with no room in its RAM tier is as full as its file.
+ */
 static void test_full(const struct config *c)
 {
 	enum { CAP = 64 };
+	struct config no_pool = *c;
 	struct tier_backend *b;
 	struct backend_stats st;
 	char *src = alloc_pages(CAP + 8), *dst = alloc_pages(1);
@@ -153,7 +165,8 @@ static void test_full(const struct config *c)
 	int ret;
 
 	check_set_context("%s full", c->ops->name);
-	CHECK_EQ(0, open_backend(c, CAP, &b));
+	no_pool.pool_max_bytes = 0;
+	CHECK_EQ(0, open_backend(&no_pool, CAP, &b));
 	for (unsigned int i = 0; i < CAP + 8; i++) {
 		make_page(i, src + (size_t)i * PAGE_SIZE);
 		ptr[i] = src + (size_t)i * PAGE_SIZE;
@@ -289,15 +302,18 @@ static void *work(void *arg)
 	return NULL;
 }
 
+/* A chain's pool bound far below what the workers store: writeback runs beside them. */
 static void test_concurrent(const struct config *c)
 {
+	struct config small = *c;
 	struct worker w[2];
 	pthread_t t[2];
 	struct tier_backend *b;
 	struct backend_stats st;
 
 	check_set_context("%s concurrent", c->ops->name);
-	CHECK_EQ(0, open_backend(c, NR_PAGES, &b));
+	small.pool_max_bytes = 8 * PAGE_SIZE;
+	CHECK_EQ(0, open_backend(&small, NR_PAGES, &b));
 	for (int i = 0; i < 2; i++) {
 		w[i] = (struct worker){ .b = b, .seed = (unsigned int)i + 1 };
 		pthread_create(&t[i], NULL, work, &w[i]);
@@ -329,10 +345,18 @@ int main(void)
 	for (const struct tier_backend_ops *const *b = backend_table; *b; b++) {
 		if (!strcmp((*b)->name, "zpool")) {
 			for (const struct codec *const *k = codec_table; *k; k++)
-				test_config(&(struct config){ *b, *k });
+				test_config(&(struct config){ *b, *k, NULL, 0 });
 		} else {
-			test_config(&(struct config){ *b, NULL });
+			test_config(&(struct config){ *b, NULL, NULL, 0 });
 		}
+	}
+	/* Chains, with a bound the tests do not reach but the concurrent one. */
+	if (backend_find("file")) {
+		for (const struct codec *const *k = codec_table; *k; k++)
+			test_config(&(struct config){ &tier_backend_chain, *k,
+						      backend_find("zpool"), 1ULL << 30 });
+		test_config(&(struct config){ &tier_backend_chain, NULL, backend_find("ramdisk"),
+					      1ULL << 30 });
 	}
 	CHECK(backend_find("zpool") != NULL);
 	CHECK(backend_find("nonesuch") == NULL);

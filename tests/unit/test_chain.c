@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The tier chain beyond what every backend must do (test_backend.c): the
+ * oldest entries are written back first and stay loadable while they move,
+ * incompressible pages go straight to the file, a failed writeback keeps the
+ * entry in the RAM tier, a page freed during its writeback leaks nothing, and
+ * a full file with the RAM tier at its bound is ENOSPC with nothing lost.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "faulty_backend.h"
+#include "tierfs/backend.h"
+#include "tierfs/codec.h"
+
+#define NR 2048 /* pages a case stores: writeback moves 256 at a time */
+
+struct rig {
+	struct tier_backend *chain;
+	struct faulty_backend *ram, *file; /* wrappers around the two tiers */
+};
+
+static uint64_t rng_next(uint64_t *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 7;
+	*s ^= *s << 17;
+	return *s;
+}
+
+/* Page n: half random, half its number (compresses to about half), or random. */
+static void make_page(unsigned int n, bool is_random, char *page)
+{
+	uint64_t s = 0x9e3779b97f4a7c15ULL * (n + 1);
+
+	memset(page, 0, PAGE_SIZE);
+	if (is_random) {
+		for (size_t i = 0; i < PAGE_SIZE; i += 8) {
+			uint64_t v = rng_next(&s);
+
+			memcpy(page + i, &v, 8);
+		}
+		return;
+	}
+	for (size_t i = 0; i < PAGE_SIZE / 2; i += 8) {
+		uint64_t v = rng_next(&s);
+
+		memcpy(page + i, &v, 8);
+	}
+	for (size_t i = PAGE_SIZE / 2; i < PAGE_SIZE; i += 512)
+		memcpy(page + i, &n, sizeof(n));
+}
+
+static char *pages_new(unsigned int nr, void **ptr)
+{
+	char *p = aligned_alloc(PAGE_SIZE, (size_t)nr * PAGE_SIZE);
+
+	if (!p)
+		abort();
+	for (unsigned int i = 0; i < nr; i++)
+		ptr[i] = p + (size_t)i * PAGE_SIZE;
+	return p;
+}
+
+static bool rig_open(const char *upper_name, uint64_t file_pages, uint64_t pool_max, struct rig *r)
+{
+	char path[] = "/var/tmp/tierfs-test-chain.XXXXXX";
+	struct backend_config cfg = {
+		.capacity_bytes = NR * PAGE_SIZE,
+		.codec = codec_table[0],
+		.codec_level = codec_table[0]->default_level,
+		.is_raw_refused = true,
+		.path = path,
+		.is_plaintext = false,
+	};
+	struct tier_backend *upper, *lower;
+	int fd = mkstemp(path);
+
+	if (fd >= 0) {
+		close(fd);
+		unlink(path);
+	}
+	if (!CHECK_EQ(0, backend_find(upper_name)->create(&cfg, &upper)))
+		return false;
+	cfg.capacity_bytes = file_pages * PAGE_SIZE;
+	if (!CHECK_EQ(0, backend_find("file")->create(&cfg, &lower))) {
+		upper->ops->destroy(upper);
+		return false;
+	}
+	if (!CHECK_EQ(0, faulty_new(upper, true, &r->ram)) ||
+	    !CHECK_EQ(0, faulty_new(lower, false, &r->file)))
+		abort();
+	return CHECK_EQ(0,
+			chain_new(faulty_base(r->ram), faulty_base(r->file), pool_max, &r->chain));
+}
+
+static void tiers_of(struct rig *r, struct backend_tier_stats *t)
+{
+	CHECK_EQ(2u, r->chain->ops->get_tiers(r->chain, t, BACKEND_MAX_TIERS));
+}
+
+/* Poll until the RAM tier holds at most max_stored pages (or 5 s pass). */
+static bool wait_ram_stored(struct rig *r, uint64_t max_stored)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+
+	for (int i = 0; i < 500; i++) {
+		r->chain->ops->get_tiers(r->chain, t, BACKEND_MAX_TIERS);
+		if (t[0].st.stored_pages <= max_stored)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+static void check_loads(struct rig *r, const uint64_t *slots, const char *src, unsigned int nr)
+{
+	void **ptr = calloc(nr, sizeof(*ptr));
+	char *dst = pages_new(nr, ptr);
+
+	memset(dst, 0x5a, (size_t)nr * PAGE_SIZE);
+	CHECK_EQ(0, r->chain->ops->load(r->chain, slots, ptr, nr));
+	CHECK_MEM(src, dst, (size_t)nr * PAGE_SIZE);
+	free(dst);
+	free(ptr);
+}
+
+static void check_empty(struct rig *r)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+
+	tiers_of(r, t);
+	CHECK_EQ((uint64_t)0, t[0].st.stored_pages);
+	CHECK_EQ((uint64_t)0, t[1].st.stored_pages);
+}
+
+/* Lowering the bound writes back the oldest entries; every page still loads. */
+static void test_writeback_order(const char *upper)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+	static void *ptr[NR];
+	static uint64_t slots[NR];
+	char *src = pages_new(NR, ptr);
+	struct rig r;
+
+	check_set_context("%s+file writeback order", upper);
+	if (!rig_open(upper, NR, 1ULL << 30, &r))
+		goto out;
+	for (unsigned int i = 0; i < NR; i++)
+		make_page(i, false, ptr[i]);
+	for (unsigned int i = 0; i < NR; i += 64)
+		CHECK_EQ(64, r.chain->ops->store(r.chain, ptr + i, 64, slots + i));
+	tiers_of(&r, t);
+	CHECK_EQ((uint64_t)NR, t[0].st.stored_pages);
+	CHECK_EQ((uint64_t)0, t[1].st.stored_pages);
+	CHECK(r.chain->ops->is_slot_sync(r.chain, slots[0]));
+	/* Half the pool: writeback stops at 90 % of that. */
+	r.chain->ops->set_pool_max(r.chain, t[0].st.pool_bytes / 2);
+	CHECK(wait_ram_stored(&r, NR / 2));
+	usleep(100000); /* it would go on now if it did not stop */
+	tiers_of(&r, t);
+	CHECK(t[0].st.pool_bytes <= t[0].pool_max_bytes);
+	CHECK_EQ(t[1].st.stored_pages, t[0].nr_writebacks);
+	CHECK_EQ((uint64_t)NR, t[0].st.stored_pages + t[1].st.stored_pages);
+	CHECK_EQ((uint64_t)0, t[0].nr_writeback_errors);
+	/* Oldest first: the first stored went, the last stored stayed. */
+	CHECK(!r.chain->ops->is_slot_sync(r.chain, slots[0]));
+	CHECK(r.chain->ops->is_slot_sync(r.chain, slots[NR - 1]));
+	check_loads(&r, slots, src, NR);
+	r.chain->ops->free(r.chain, slots, NR);
+	check_empty(&r);
+	r.chain->ops->destroy(r.chain);
+out:
+	free(src);
+	check_clear_context();
+}
+
+/* Pages that do not compress never take RAM: the file takes them raw. */
+static void test_huge(void)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+	void *ptr[64];
+	char *src = pages_new(64, ptr);
+	uint64_t slots[64];
+	struct rig r;
+
+	check_set_context("zpool+file huge pages");
+	if (!rig_open("zpool", NR, 1ULL << 30, &r))
+		goto out;
+	for (unsigned int i = 0; i < 64; i++)
+		make_page(i, i % 2, ptr[i]);
+	CHECK_EQ(64, r.chain->ops->store(r.chain, ptr, 64, slots));
+	tiers_of(&r, t);
+	CHECK_EQ((uint64_t)32, t[0].st.stored_pages);
+	CHECK_EQ((uint64_t)32, t[1].st.stored_pages);
+	CHECK_EQ((uint64_t)32, t[0].nr_rejects_huge);
+	CHECK_EQ((uint64_t)0, t[0].nr_rejects_full);
+	CHECK(!r.chain->ops->is_slot_sync(r.chain, slots[1]));
+	CHECK(r.chain->ops->is_slot_sync(r.chain, slots[0]));
+	check_loads(&r, slots, src, 64);
+	r.chain->ops->free(r.chain, slots, 64);
+	check_empty(&r);
+	r.chain->ops->destroy(r.chain);
+out:
+	free(src);
+	check_clear_context();
+}
+
+/* A file that fails every write: the entries stay in RAM and load; then they move. */
+static void test_failed_writeback(void)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+	void *ptr[256];
+	char *src = pages_new(256, ptr);
+	uint64_t slots[256];
+	struct rig r;
+
+	check_set_context("zpool+file failed writeback");
+	if (!rig_open("zpool", NR, 1ULL << 30, &r))
+		goto out;
+	for (unsigned int i = 0; i < 256; i++)
+		make_page(i, false, ptr[i]);
+	CHECK_EQ(256, r.chain->ops->store(r.chain, ptr, 256, slots));
+	CHECK_EQ(0, faulty_fail(r.file, FAULTY_STORE, 1, -EIO, true));
+	tiers_of(&r, t);
+	r.chain->ops->set_pool_max(r.chain, t[0].st.pool_bytes / 4);
+	CHECK_EQ(0, faulty_wait_calls(r.file, FAULTY_STORE, 2, 5000));
+	tiers_of(&r, t);
+	CHECK(t[0].nr_writeback_errors > 0);
+	CHECK_EQ((uint64_t)256, t[0].st.stored_pages);
+	CHECK_EQ((uint64_t)0, t[1].st.stored_pages);
+	CHECK(r.chain->ops->is_slot_sync(r.chain, slots[0]));
+	check_loads(&r, slots, src, 256);
+	/* The file heals: the next sweep moves them. */
+	faulty_clear(r.file, FAULTY_STORE);
+	CHECK(wait_ram_stored(&r, 128));
+	tiers_of(&r, t);
+	CHECK(t[1].st.stored_pages > 0);
+	CHECK_EQ((uint64_t)256, t[0].st.stored_pages + t[1].st.stored_pages);
+	check_loads(&r, slots, src, 256);
+	r.chain->ops->free(r.chain, slots, 256);
+	check_empty(&r);
+	r.chain->ops->destroy(r.chain);
+out:
+	free(src);
+	check_clear_context();
+}
+
+/*
+ * Writeback held in the file's store: the pages it carries still load from
+ * RAM; freed then, both copies go once the store returns.
+ */
+static void test_free_during_writeback(void)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+	void *ptr[256];
+	char *src = pages_new(256, ptr);
+	uint64_t slots[256];
+	struct rig r;
+
+	check_set_context("zpool+file free during writeback");
+	if (!rig_open("zpool", NR, 1ULL << 30, &r))
+		goto out;
+	for (unsigned int i = 0; i < 256; i++)
+		make_page(i, false, ptr[i]);
+	CHECK_EQ(256, r.chain->ops->store(r.chain, ptr, 256, slots));
+	faulty_gate_close(r.file, FAULTY_STORE);
+	tiers_of(&r, t);
+	r.chain->ops->set_pool_max(r.chain, t[0].st.pool_bytes / 4);
+	CHECK_EQ(0, faulty_wait_calls(r.file, FAULTY_STORE, 1, 5000));
+	check_loads(&r, slots, src, 256);
+	r.chain->ops->free(r.chain, slots, 256);
+	faulty_gate_open(r.file, FAULTY_STORE);
+	CHECK(wait_ram_stored(&r, 0));
+	for (int i = 0; i < 500; i++) {
+		tiers_of(&r, t);
+		if (!t[1].st.stored_pages)
+			break;
+		usleep(10000);
+	}
+	check_empty(&r);
+	/* Every chain slot came back: the whole space stores again. */
+	for (unsigned int i = 0; i < 256; i++)
+		make_page(i, true, ptr[i]);
+	r.chain->ops->set_pool_max(r.chain, 0);
+	CHECK_EQ(256, r.chain->ops->store(r.chain, ptr, 256, slots));
+	check_loads(&r, slots, src, 256);
+	r.chain->ops->free(r.chain, slots, 256);
+	check_empty(&r);
+	r.chain->ops->destroy(r.chain);
+out:
+	free(src);
+	check_clear_context();
+}
+
+/* The file full and the RAM tier at its bound: a prefix, then ENOSPC, nothing lost. */
+static void test_full(void)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+	void *ptr[96];
+	char *src = pages_new(96, ptr);
+	uint64_t slots[96];
+	struct rig r;
+
+	check_set_context("zpool+file full");
+	if (!rig_open("zpool", 32, 0, &r))
+		goto out;
+	for (unsigned int i = 0; i < 96; i++)
+		make_page(i, false, ptr[i]);
+	CHECK_EQ(32, r.chain->ops->store(r.chain, ptr, 48, slots));
+	CHECK_EQ(-ENOSPC, r.chain->ops->store(r.chain, ptr + 32, 1, slots + 32));
+	tiers_of(&r, t);
+	CHECK_EQ((uint64_t)0, t[0].st.stored_pages);
+	CHECK_EQ((uint64_t)32, t[1].st.stored_pages);
+	CHECK(t[0].nr_rejects_full >= 32);
+	check_loads(&r, slots, src, 32);
+	/* A bound again: the RAM tier takes what the file cannot. */
+	r.chain->ops->set_pool_max(r.chain, 1ULL << 30);
+	CHECK_EQ(64, r.chain->ops->store(r.chain, ptr + 32, 64, slots + 32));
+	check_loads(&r, slots, src, 96);
+	r.chain->ops->free(r.chain, slots, 96);
+	check_empty(&r);
+	r.chain->ops->destroy(r.chain);
+out:
+	free(src);
+	check_clear_context();
+}
+
+int main(void)
+{
+	if (!backend_find("file")) {
+		printf("skip: the file backend is not built in\n");
+		return 77;
+	}
+	test_writeback_order("zpool");
+	test_writeback_order("ramdisk");
+	test_huge();
+	test_failed_writeback();
+	test_free_during_writeback();
+	test_full();
+	return check_done("chain");
+}
