@@ -37,6 +37,9 @@ struct budget {
 	uint64_t stamp_ns;	     /* last update, CLOCK_MONOTONIC */
 	uint64_t excess_floor_bytes; /* least memory beyond the model since a trim */
 	uint64_t other_bytes;	     /* the limit's part not for data, last followed */
+	uint64_t pool_max_bytes;     /* pool_max=SIZE of a chain's RAM tier, */
+	unsigned int pool_max_pct;   /* or N% of the limit */
+	bool is_pool_max_pct;
 	/* The FUSE transport's buffers (mapped); written by the edge, lock or not. */
 	atomic_uint_fast64_t transport_bytes;
 };
@@ -45,7 +48,7 @@ struct budget {
 struct budget_footprint {
 	uint64_t resident;    /* pool pages holding data */
 	uint64_t stock;	      /* populated free pool pages */
-	uint64_t backend;     /* a RAM backend's pool; 0 for the file backend */
+	uint64_t backend;     /* a RAM backend's or tier's pool; 0 for the file backend */
 	uint64_t descriptors; /* one struct lru_page per populated pool page */
 	uint64_t transport;   /* the FUSE transport's buffers (the io_uring ring) */
 	uint64_t total;
@@ -105,6 +108,15 @@ bool budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes);
 
 /* The footprint limit in force, in bytes; 0 = none. */
 uint64_t budget_limit(struct data_space *ds);
+
+/*
+ * A chain's RAM tier bound: pool_max= as bytes, or pct % of the limit in
+ * force when is_pct, and never above half of that limit, so the resident
+ * pages keep the rest; the backend follows it from every update.
+ * budget_pool_max() is the bound in force.
+ */
+bool budget_set_pool_max(struct data_space *ds, uint64_t bytes, unsigned int pct, bool is_pct);
+uint64_t budget_pool_max(struct data_space *ds);
 
 /*
  * Capacity: every present page counts, as against size=.  Without a RAM

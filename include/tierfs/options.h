@@ -40,7 +40,11 @@ struct tierfs_options {
 	uint64_t mem;				/* resident budget, bytes; 0 = from the machine */
 	uint64_t memlimit;			/* footprint limit, bytes; 0 = none */
 	const struct tier_backend_ops *backend; /* NULL: backend=none */
-	char swap_path[PATH_MAX];		/* backend=file:PATH */
+	const struct tier_backend_ops *upper;	/* a chain's RAM tier: backend=zpool+file:PATH */
+	char swap_path[PATH_MAX];		/* backend=file:PATH, a chain's file */
+	uint64_t pool_max_bytes;		/* pool_max=SIZE: a chain's RAM tier bound */
+	unsigned int pool_max_pct;		/* pool_max=N%: of the memory limit */
+	bool is_pool_max_pct;			/* which of the two pool_max= gave */
 	bool is_encrypted;			/* encrypt=: the file backend seals its slots */
 	const struct codec *codec;		/* compressor= for zpool */
 	int codec_level;
@@ -71,6 +75,21 @@ struct tierfs_options {
  * -EINVAL (also for overflow).
  */
 int options_parse_size(const char *s, uint64_t whole, uint64_t *out);
+
+/* pool_max='s default: a share of the memory limit, as zswap's max_pool_percent. */
+#define OPTIONS_POOL_MAX_PCT 25
+
+/*
+ * Parse pool_max=: a size (into *bytes, *is_pct false) or N% of the memory
+ * limit, 0-100 (into *pct, *is_pct true).  Returns 0 or -EINVAL.
+ */
+int options_parse_pool_max(const char *s, uint64_t *bytes, unsigned int *pct, bool *is_pct);
+
+/*
+ * backend= as the user names it, into buf: "zpool", "file", "zpool+file",
+ * "none".
+ */
+const char *options_backend_name(const struct tierfs_options *o, char *buf, size_t size);
 
 /* The smallest mem=, a tenant's too: one page (memlimit='s is BUDGET_MIN_LIMIT). */
 #define OPTIONS_MIN_MEM 4096ULL

@@ -48,9 +48,13 @@ int readahead_parse(const char *s, enum readahead_policy *out);
 
 const char *readahead_name(enum readahead_policy policy);
 
-/* The policy in force: auto resolved for backend (NULL: direct). */
+/* The policy in force: auto resolved for backend (NULL: direct), a chain's last tier. */
 enum readahead_policy readahead_effective(const struct readahead *ra,
 					  const struct tier_backend *backend);
+
+/* The same for a fault on slot: in a chain, auto is the policy of the tier holding it. */
+enum readahead_policy readahead_effective_at(const struct readahead *ra,
+					     struct tier_backend *backend, uint64_t slot);
 
 /*
  * Choose the window for a fault, in pages with the faulting one; 1 means

@@ -49,16 +49,17 @@ static uint64_t mem_available(void)
 static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t mem_bytes, char *err,
 				  size_t err_len)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX], name[32];
 	struct statvfs sv;
 	struct stat st;
 	uint64_t want = opts->swapsize, avail;
 	char why[PATH_MAX + 64];
 
 	snprintf(dir, sizeof(dir), "%s", opts->swap_path);
+	options_backend_name(opts, name, sizeof(name));
 	/* Before anything is taken from what is there: others may have made it. */
 	if (opts->backend->check_path(opts->swap_path, &st, why, sizeof(why)))
-		return fail("backend=file:%s: %s", opts->swap_path, why);
+		return fail("backend=%s:%s: %s", name, opts->swap_path, why);
 	if (!want && S_ISREG(st.st_mode))
 		want = (uint64_t)st.st_size;
 	if (!S_ISDIR(st.st_mode)) {
@@ -67,7 +68,7 @@ static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t me
 		memmove(dir, parent, strlen(parent) + 1);
 	}
 	if (statvfs(dir, &sv))
-		return fail("backend=file:%s: directory %s: %s", opts->swap_path, dir,
+		return fail("backend=%s:%s: directory %s: %s", name, opts->swap_path, dir,
 			    strerror(errno));
 	if (!want)
 		want = opts->size > mem_bytes ? opts->size - mem_bytes : 2 * mem_bytes;
@@ -82,7 +83,7 @@ static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t me
 	/* A default: take what is free, less a sixteenth for everyone else. */
 	want = (avail - avail / 16) & ~(uint64_t)(PAGE_SIZE - 1);
 	if (want < (1ULL << 20))
-		return fail("backend=file:%s: %llu MiB free on %s, too little for a swap file",
+		return fail("backend=%s:%s: %llu MiB free on %s, too little for a swap file", name,
 			    opts->swap_path, (unsigned long long)(avail >> 20), dir);
 	return (int64_t)want;
 }
@@ -104,11 +105,18 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 	if (!mem && !memlimit && !has_cgroup_limit)
 		mem = mem_available() / 2 ? mem_available() / 2 : ram / 4;
 	budget_set(ds, mem, memlimit);
+	budget_set_pool_max(ds, opts->pool_max_bytes, opts->pool_max_pct, opts->is_pool_max_pct);
 	if (!opts->backend)
 		return 0;
 	/* Slots for all of size= (or of RAM); a RAM pool's memory is bounded by the limit. */
 	cfg.capacity_bytes = opts->swapsize ? opts->swapsize : opts->size ? opts->size : ram;
-	if (!strcmp(opts->backend->name, "file")) {
+	if (opts->upper) {
+		/* A chain: swapsize= is the file's; its RAM tier gets slots for size=. */
+		cfg.upper = opts->upper;
+		cfg.upper_capacity_bytes = opts->size ? opts->size : ram;
+		cfg.pool_max_bytes = budget_pool_max(ds);
+	}
+	if (opts->backend->check_path) {
 		int64_t cap = swap_file_capacity(
 			opts, atomic_load(&ds->budget.mem_pages) << PAGE_SHIFT, err, err_len);
 
@@ -118,10 +126,12 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 	}
 	ret = opts->backend->create(&cfg, &backend);
 	if (ret) {
-		if (!strcmp(opts->backend->name, "file"))
-			return fail("backend=file:%s: cannot create the swap file (%llu MiB): %s",
-				    opts->swap_path, (unsigned long long)(cfg.capacity_bytes >> 20),
-				    strerror(-ret));
+		char name[32];
+
+		if (opts->backend->check_path)
+			return fail("backend=%s:%s: cannot create the swap file (%llu MiB): %s",
+				    options_backend_name(opts, name, sizeof(name)), opts->swap_path,
+				    (unsigned long long)(cfg.capacity_bytes >> 20), strerror(-ret));
 		return fail("backend=%s: cannot set up %llu MiB of slots: %s", opts->backend->name,
 			    (unsigned long long)(cfg.capacity_bytes >> 20), strerror(-ret));
 	}
@@ -158,7 +168,7 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 	 */
 	cgroup_limit = memcg_probe(&fs->memcg);
 	fs->is_cgroup_budget = !opts->mem && !opts->memlimit && cgroup_limit;
-	if (opts->backend && opts->backend->is_sync)
+	if (opts->backend && (opts->backend->is_sync || opts->upper))
 		fs->fallback_limit = mem_available() ? mem_available() : ram;
 	env_limit = cgroup_limit ? cgroup_limit : fs->fallback_limit;
 	limit = opts->memlimit && (!env_limit || opts->memlimit < env_limit) ? opts->memlimit :

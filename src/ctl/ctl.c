@@ -109,6 +109,9 @@ static int handle_set(struct tierfs *fs, const char *verb, const char *args, cha
 	char msg[256], warnings[512] = "";
 	size_t warnings_len = 0;
 	bool has_mem = false, has_budget = false, has_limits = false, has_other = false;
+	uint64_t pool_max = fs->opts.pool_max_bytes;
+	unsigned int pool_pct = fs->opts.pool_max_pct;
+	bool is_pool_pct = fs->opts.is_pool_max_pct, has_pool_max = false;
 	int nr = 0, ret;
 
 	budget_get_caps(ds, &mem, &limit);
@@ -153,6 +156,23 @@ static int handle_set(struct tierfs *fs, const char *verb, const char *args, cha
 			if (readahead_parse(val, &policy))
 				goto bad_value;
 			has_other = true;
+		} else if (!strcmp(pair, "pool_max")) {
+			if (!fs->opts.upper) {
+				snprintf(buf, size,
+					 "error: %s: pool_max= bounds a chain's RAM tier, and "
+					 "backend=%s is no chain\n",
+					 verb, options_backend_name(&fs->opts, msg, sizeof(msg)));
+				return -EINVAL;
+			}
+			if (options_parse_pool_max(val, &pool_max, &pool_pct, &is_pool_pct)) {
+				snprintf(
+					buf, size,
+					"error: %s: invalid pool_max= value '%.64s': want a size or "
+					"N%% of the memory limit, up to 100%%\n",
+					verb, val);
+				return -EINVAL;
+			}
+			has_pool_max = has_other = true;
 		} else if (!strcmp(pair, "cgroup")) {
 			if (val[0] != '/' || strlen(val) >= PATH_MAX)
 				goto bad_value;
@@ -169,7 +189,7 @@ bad_value:
 	if (!nr && strcmp(verb, "remount")) {
 		snprintf(buf, size,
 			 "error: %s: want KEY=VALUE (size, nr_inodes, mem, memlimit, readahead, "
-			 "cgroup)\n",
+			 "pool_max, cgroup)\n",
 			 verb);
 		return -EINVAL;
 	}
@@ -204,6 +224,13 @@ bad_value:
 		if (fs->dirty.dev)
 			dirty_tune(fs, fs->dirty.dev);
 	}
+	if (has_pool_max) {
+		if (budget_set_pool_max(ds, pool_max, pool_pct, is_pool_pct))
+			reclaim_kick(ds);
+		fs->opts.pool_max_bytes = pool_max;
+		fs->opts.pool_max_pct = pool_pct;
+		fs->opts.is_pool_max_pct = is_pool_pct;
+	}
 	atomic_store(&ds->ra.policy, (int)policy);
 	fs->opts.readahead = policy;
 	log_msg(LOG_INFO,
@@ -214,6 +241,12 @@ bad_value:
 		 "ok\n%ssize=%" PRIu64 "\nnr_inodes=%" PRIu64 "\nmem=%" PRIu64 "\nmemlimit=%" PRIu64
 		 "\nreadahead=%s\n",
 		 warnings, fs->opts.size, fs->opts.nr_inodes, mem, limit, readahead_name(policy));
+	if (fs->opts.upper) {
+		size_t len = strlen(buf);
+
+		/* The bound in force, in bytes, whichever way it was given. */
+		ctl_put(buf, size, &len, "pool_max=%" PRIu64 "\n", budget_pool_max(ds));
+	}
 	return 0;
 }
 

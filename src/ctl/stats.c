@@ -46,7 +46,11 @@ struct stat_item {
 	const char *str; /* UNIT_STRING */
 };
 
-#define NR_STAT_ITEMS (112 + TRANSPORT_NR_OPCODES)
+#define NR_TIER_ITEMS 16
+#define NR_STAT_ITEMS (112 + TRANSPORT_NR_OPCODES + BACKEND_MAX_TIERS * NR_TIER_ITEMS)
+
+/* A chain's tiers: groups "tier:NAME", an array backend.tiers[] in the JSON. */
+#define TIER_GROUP_PREFIX "tier:"
 
 /* The window histogram's keys, one per bucket of readahead.h. */
 static const char *const window_keys[READAHEAD_NR_BUCKETS] = {
@@ -122,7 +126,14 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	ITEM("pool", "trimmed_pages", ps.nr_trimmed, UNIT_COUNT);
 	ITEM("pool", "alloc_failures", ps.nr_alloc_failures, UNIT_COUNT);
 	if (ds->backend) {
-		STR("backend", "name", ds->backend->ops->name);
+		static _Thread_local char name[32], groups[BACKEND_MAX_TIERS][32];
+		struct backend_tier_stats tiers[BACKEND_MAX_TIERS];
+		unsigned int nr_tiers = 0;
+
+		if (ds->backend->ops->get_tiers)
+			nr_tiers =
+				ds->backend->ops->get_tiers(ds->backend, tiers, BACKEND_MAX_TIERS);
+		STR("backend", "name", options_backend_name(&fs->opts, name, sizeof(name)));
 		ITEM("backend", "stored_pages", bs.stored_pages, UNIT_COUNT);
 		ITEM("backend", "stored_bytes", bs.stored_bytes, UNIT_BYTES);
 		ITEM("backend", "pool_bytes", bs.pool_bytes, UNIT_BYTES);
@@ -149,6 +160,40 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 			ITEM("backend", "lock_contended", bs.nr_lock_contended, UNIT_COUNT);
 			ITEM("backend", "max_shard_lock_contended", bs.max_shard_contended,
 			     UNIT_COUNT);
+		}
+		if (nr_tiers)
+			ITEM("backend", "writebacks", tiers[0].nr_writebacks, UNIT_COUNT);
+		for (unsigned int t = 0; t < nr_tiers; t++) {
+			const struct backend_tier_stats *ts = &tiers[t];
+			const char *g = groups[t];
+
+			snprintf(groups[t], sizeof(groups[t]), TIER_GROUP_PREFIX "%s", ts->name);
+			STR(g, "name", ts->name);
+			ITEM(g, "stored_pages", ts->st.stored_pages, UNIT_COUNT);
+			ITEM(g, "stored_bytes", ts->st.stored_bytes, UNIT_BYTES);
+			ITEM(g, "pool_bytes", ts->st.pool_bytes, UNIT_BYTES);
+			ITEM(g, "capacity_bytes", ts->st.capacity_bytes, UNIT_BYTES);
+			ITEM(g, "loads", ts->st.nr_loads, UNIT_COUNT);
+			ITEM(g, "stores", ts->st.nr_stores, UNIT_COUNT);
+			ITEM(g, "writebacks", ts->nr_writebacks, UNIT_COUNT);
+			ITEM(g, "rejects", ts->nr_rejects, UNIT_COUNT);
+			STR(g, "readahead",
+			    readahead_name(
+				    atomic_load(&ds->ra.policy) != READAHEAD_AUTO ?
+					    (enum readahead_policy)atomic_load(&ds->ra.policy) :
+				    ts->is_sync ? READAHEAD_DIRECT :
+						  readahead_effective(&ds->ra, ds->backend)));
+			if (t + 1 < nr_tiers) {
+				ITEM(g, "pool_max_bytes", ts->pool_max_bytes, UNIT_BYTES);
+				ITEM(g, "rejects_huge", ts->nr_rejects_huge, UNIT_COUNT);
+				ITEM(g, "rejects_full", ts->nr_rejects_full, UNIT_COUNT);
+				ITEM(g, "writeback_errors", ts->nr_writeback_errors, UNIT_COUNT);
+				ITEM(g, "compression_ratio",
+				     ts->st.pool_bytes ?
+					     ts->st.stored_bytes * 1000 / ts->st.pool_bytes :
+					     0,
+				     UNIT_RATIO);
+			}
 		}
 		ITEM("reclaim", "evicted", atomic_load(&sw->nr_evicted), UNIT_COUNT);
 		ITEM("reclaim", "clean_dropped", atomic_load(&sw->nr_clean_dropped), UNIT_COUNT);
@@ -277,8 +322,13 @@ static void render_text(const struct stat_item *it, int n, char *buf, size_t siz
 	for (int i = 0; i < n; i++) {
 		const char *indent = it[i].group ? "  " : "";
 
-		if (it[i].group && (!group || strcmp(group, it[i].group)))
-			ctl_put(buf, size, len, "%s:\n", it[i].group);
+		if (it[i].group && (!group || strcmp(group, it[i].group))) {
+			bool is_tier =
+				!strncmp(it[i].group, TIER_GROUP_PREFIX, strlen(TIER_GROUP_PREFIX));
+
+			ctl_put(buf, size, len, "%s%s:\n", is_tier ? "backend tier " : "",
+				it[i].group + (is_tier ? strlen(TIER_GROUP_PREFIX) : 0));
+		}
 		group = it[i].group;
 		if (it[i].unit == UNIT_BYTES) {
 			format_bytes(it[i].value, human, sizeof(human));
@@ -331,7 +381,7 @@ static int json_put(json_t *obj, const char *key, json_t *value)
 
 static json_t *stats_json(const struct stat_item *it, int n)
 {
-	json_t *root = json_object(), *group = NULL;
+	json_t *root = json_object(), *group = NULL, *tiers = NULL;
 	const char *group_name = NULL;
 
 	if (!root)
@@ -341,8 +391,18 @@ static json_t *stats_json(const struct stat_item *it, int n)
 
 		if (it[i].group) {
 			if (!group_name || strcmp(group_name, it[i].group)) {
+				bool is_tier = !strncmp(it[i].group, TIER_GROUP_PREFIX,
+							strlen(TIER_GROUP_PREFIX));
+
+				if (is_tier && !tiers) {
+					tiers = json_array();
+					if (json_put(json_object_get(root, "backend"), "tiers",
+						     tiers))
+						goto free_root;
+				}
 				group = json_object();
-				if (json_put(root, it[i].group, group))
+				if (is_tier ? json_array_append_new(tiers, group) :
+					      json_put(root, it[i].group, group))
 					goto free_root;
 				group_name = it[i].group;
 			}

@@ -268,7 +268,7 @@ static void log_mounted(struct tierfs *fs, const char *mnt)
 {
 	struct data_space *ds = &fs->data;
 	uint64_t nr_free = budget_nr_free_pages(ds);
-	char free_text[32] = "no bound on what";
+	char free_text[32] = "no bound on what", name[32];
 
 	if (nr_free != UINT64_MAX)
 		snprintf(free_text, sizeof(free_text), "%llu MiB",
@@ -278,8 +278,9 @@ static void log_mounted(struct tierfs *fs, const char *mnt)
 		"%llu MiB, memory limit %llu MiB, %s can be written",
 		mnt, (unsigned long long)(fs->opts.size >> 20),
 		(unsigned long long)fs->opts.nr_inodes,
-		ds->backend ? ds->backend->ops->name : "none", fs->opts.swap_path[0] ? ":" : "",
-		fs->opts.swap_path, (unsigned long long)(atomic_load(&ds->budget.mem_pages) >> 8),
+		options_backend_name(&fs->opts, name, sizeof(name)),
+		fs->opts.swap_path[0] ? ":" : "", fs->opts.swap_path,
+		(unsigned long long)(atomic_load(&ds->budget.mem_pages) >> 8),
 		(unsigned long long)(budget_limit(ds) >> 20), free_text);
 }
 

@@ -40,7 +40,10 @@ const char options_usage[] =
 	"  -o mem=SIZE    resident budget, at least 4k (half of MemAvailable)\n"
 	"  -o memlimit=SIZE  memory the daemon may use in all: resident pages, a RAM\n"
 	"                 backend's pool, page stock and descriptors; at least 32m (none)\n"
-	"  -o backend=zpool|ramdisk|file:PATH|none  where evicted pages go (zpool)\n"
+	"  -o backend=zpool|ramdisk|file:PATH|none  where evicted pages go (zpool);\n"
+	"                 zpool+file:PATH or ramdisk+file:PATH: a RAM tier written\n"
+	"                 back to a swap file as it fills\n"
+	"  -o pool_max=SIZE|N%  a chain's RAM tier bound, N% of the memory limit (25%)\n"
 	"  -o encrypt=on|off  seal the file backend's slots with a per-mount key (on)\n"
 	"  -o compressor=lz4|zstd[:LEVEL]  zpool's compressor (lz4)\n"
 	"  -o swapsize=SIZE  backend capacity (2 * mem, or the swap file's size)\n"
@@ -103,7 +106,7 @@ static const char *const fuse_keys[] = {
 
 /* The options that change on a remount (tierctl set takes them too). */
 static const char *const live_keys[] = {
-	"size", "nr_inodes", "mem", "memlimit", "readahead", NULL,
+	"size", "nr_inodes", "mem", "memlimit", "readahead", "pool_max", NULL,
 };
 
 static bool is_in(const char *const *list, const char *key)
@@ -250,6 +253,41 @@ static int add_kernel_opt(struct tierfs_options *o, const char *opt)
 
 #define fail(...) (snprintf(err, err_len, __VA_ARGS__), -EINVAL)
 
+int options_parse_pool_max(const char *s, uint64_t *bytes, unsigned int *pct, bool *is_pct)
+{
+	size_t len = strlen(s);
+	char *end;
+
+	if (len && s[len - 1] == '%') {
+		unsigned long v;
+
+		errno = 0;
+		v = strtoul(s, &end, 10);
+		if (errno || end != s + len - 1 || s[0] < '0' || s[0] > '9' || v > 100)
+			return -EINVAL;
+		*bytes = 0;
+		*pct = (unsigned int)v;
+		*is_pct = true;
+		return 0;
+	}
+	if (options_parse_size(s, 0, bytes))
+		return -EINVAL;
+	*pct = 0;
+	*is_pct = false;
+	return 0;
+}
+
+const char *options_backend_name(const struct tierfs_options *o, char *buf, size_t size)
+{
+	if (!o->backend)
+		snprintf(buf, size, "none");
+	else if (o->upper)
+		snprintf(buf, size, "%s+file", o->upper->name);
+	else
+		snprintf(buf, size, "%s", o->backend->name);
+	return buf;
+}
+
 /* What backend= takes in this build: "zpool, ramdisk, file:PATH or none". */
 static const char *backend_values(char *buf, size_t size)
 {
@@ -342,26 +380,47 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			return fail("invalid swapsize= value '%s': want %s", val,
 				    OPTIONS_SIZE_FORM);
 	} else if (!strcmp(opt, "backend") && val) {
+		const char *plus = strchr(val, '+'), *file = plus ? plus + 1 : val;
 		const char *why = backend_why_left_out(val);
+		char values[128];
 
+		if (!why && plus)
+			why = backend_why_left_out(file);
 		if (why)
-			return fail("backend=%.*s: not built in (%s)", (int)strcspn(val, ":"), val,
-				    why);
-		if (!strncmp(val, "file:", 5)) {
-			if (!val[5] || strlen(val + 5) >= sizeof(o->swap_path))
-				return fail("invalid backend= value '%s': want file:PATH", val);
-			strcpy(o->swap_path, val + 5);
-			o->backend = backend_find("file");
+			return fail("backend=%.*s: not built in (%s)",
+				    (int)strcspn(val, plus ? "+" : ":"), val, why);
+		o->upper = NULL;
+		if (plus) {
+			char upper[16];
+
+			snprintf(upper, sizeof(upper), "%.*s", (int)(plus - val), val);
+			o->upper = backend_find(upper);
+			if (!o->upper || !o->upper->is_sync || strncmp(file, "file:", 5))
+				return fail(
+					"invalid backend= value '%s': a chain is zpool+file:PATH "
+					"or ramdisk+file:PATH",
+					val);
+		}
+		if (!strncmp(file, "file:", 5)) {
+			if (!file[5] || strlen(file + 5) >= sizeof(o->swap_path))
+				return fail("invalid backend= value '%s': want %sfile:PATH", val,
+					    plus ? "zpool+" : "");
+			strcpy(o->swap_path, file + 5);
+			o->backend = plus ? &tier_backend_chain : backend_find("file");
 		} else if (!strcmp(val, "none")) {
 			o->backend = NULL;
 		} else if (strcmp(val, "file") && backend_find(val)) {
 			o->backend = backend_find(val);
 		} else {
-			char values[128];
-
 			return fail("invalid backend= value '%s': want %s", val,
 				    backend_values(values, sizeof(values)));
 		}
+	} else if (!strcmp(opt, "pool_max") && val) {
+		if (options_parse_pool_max(val, &o->pool_max_bytes, &o->pool_max_pct,
+					   &o->is_pool_max_pct))
+			return fail("invalid pool_max= value '%s': want a size (%s) or N%% of the "
+				    "memory limit, up to 100%%",
+				    val, "bytes with a " OPTIONS_SUFFIXES " suffix");
 	} else if (!strcmp(opt, "encrypt") && val) {
 		if (strcmp(val, "on") && strcmp(val, "off"))
 			return fail("invalid encrypt= value '%s': want on or off", val);
@@ -464,7 +523,7 @@ static const char *fixed_change(const struct tierfs_options *a, const struct tie
 		return "cache=";
 	if (a->transport != b->transport)
 		return "transport=";
-	if (a->backend != b->backend || strcmp(a->swap_path, b->swap_path))
+	if (a->backend != b->backend || a->upper != b->upper || strcmp(a->swap_path, b->swap_path))
 		return "backend=";
 	if (a->is_encrypted != b->is_encrypted)
 		return "encrypt=";
@@ -491,6 +550,10 @@ static bool live_differs(const char *key, const struct tierfs_options *a,
 		return a->mem != b->mem;
 	if (!strcmp(key, "memlimit"))
 		return a->memlimit != b->memlimit;
+	if (!strcmp(key, "pool_max"))
+		return a->pool_max_bytes != b->pool_max_bytes ||
+		       a->pool_max_pct != b->pool_max_pct ||
+		       a->is_pool_max_pct != b->is_pool_max_pct;
 	return a->readahead != b->readahead;
 }
 
@@ -632,6 +695,8 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	o->gid = getgid();
 	o->cache = CACHE_AUTO;
 	o->backend = backend_find("zpool");
+	o->pool_max_pct = OPTIONS_POOL_MAX_PCT;
+	o->is_pool_max_pct = true;
 	o->is_encrypted = true;
 	o->codec = codec_table[0];
 	o->codec_level = o->codec->default_level;

@@ -38,7 +38,7 @@ static void footprint_of(struct data_space *ds, const struct pagepool_stats *ps,
 {
 	out->resident = ps->nr_in_use * PAGE_SIZE;
 	out->stock = ps->nr_ready * PAGE_SIZE;
-	out->backend = ds->backend && ds->backend->ops->is_sync ? bs->pool_bytes : 0;
+	out->backend = bs->ram_bytes;
 	out->descriptors = ds->backend ? ps->nr_backed * sizeof(struct lru_page) : 0;
 	out->transport = atomic_load(&ds->budget.transport_bytes);
 	out->total = out->resident + out->stock + out->backend + out->descriptors + out->transport;
@@ -153,6 +153,16 @@ static uint64_t steady_other(struct budget *b, uint64_t other, uint64_t limit)
 	return other;
 }
 
+/* budget.lock held. */
+static uint64_t pool_max_locked(const struct data_space *ds)
+{
+	uint64_t limit = limit_locked(ds), max = ds->budget.pool_max_bytes;
+
+	if (ds->budget.is_pool_max_pct)
+		max = limit / 100 * ds->budget.pool_max_pct;
+	return limit && max > limit / 2 ? limit / 2 : max;
+}
+
 /* Returns whether the budget shrank below the pages in use.  budget.lock held. */
 static bool update_locked(struct data_space *ds)
 {
@@ -163,6 +173,8 @@ static bool update_locked(struct data_space *ds)
 	bool is_full = false;
 
 	pagepool_get_stats(ds->pool, &ps);
+	if (ds->backend && ds->backend->ops->set_pool_max)
+		ds->backend->ops->set_pool_max(ds->backend, pool_max_locked(ds));
 	if (ds->backend)
 		ds->backend->ops->get_stats(ds->backend, &bs);
 	if (limit) {
@@ -321,6 +333,29 @@ uint64_t budget_limit(struct data_space *ds)
 	limit = limit_locked(ds);
 	pthread_mutex_unlock(&ds->budget.lock);
 	return limit;
+}
+
+bool budget_set_pool_max(struct data_space *ds, uint64_t bytes, unsigned int pct, bool is_pct)
+{
+	bool has_shrunk;
+
+	pthread_mutex_lock(&ds->budget.lock);
+	ds->budget.pool_max_bytes = bytes;
+	ds->budget.pool_max_pct = pct;
+	ds->budget.is_pool_max_pct = is_pct;
+	has_shrunk = update_locked(ds);
+	pthread_mutex_unlock(&ds->budget.lock);
+	return has_shrunk;
+}
+
+uint64_t budget_pool_max(struct data_space *ds)
+{
+	uint64_t max;
+
+	pthread_mutex_lock(&ds->budget.lock);
+	max = pool_max_locked(ds);
+	pthread_mutex_unlock(&ds->budget.lock);
+	return max;
 }
 
 /* Weighted pages in use: data pages one each, the rest at the filled weight. */

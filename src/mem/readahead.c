@@ -56,6 +56,15 @@ enum readahead_policy readahead_effective(const struct readahead *ra,
 	return READAHEAD_VMA;
 }
 
+enum readahead_policy readahead_effective_at(const struct readahead *ra,
+					     struct tier_backend *backend, uint64_t slot)
+{
+	if (atomic_load(&ra->policy) == READAHEAD_AUTO && backend && backend->ops->is_slot_sync &&
+	    backend->ops->is_slot_sync(backend, slot))
+		return READAHEAD_DIRECT;
+	return readahead_effective(ra, backend);
+}
+
 unsigned int readahead_window(struct readahead *ra, bool is_sequential)
 {
 	uint64_t hits = atomic_exchange(&ra->nr_hits_since, 0);

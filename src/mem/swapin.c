@@ -42,7 +42,7 @@ static uint64_t keep_copy(struct data_space *ds, uint64_t slot)
 static void swap_in_ahead(struct data_space *ds, struct inode *inode, uint64_t first, uint64_t last,
 			  uint64_t fault_slot)
 {
-	enum readahead_policy policy = readahead_effective(&ds->ra, ds->backend);
+	enum readahead_policy policy = readahead_effective_at(&ds->ra, ds->backend, fault_slot);
 	uint64_t idx[READAHEAD_MAX_WINDOW], slots[READAHEAD_MAX_WINDOW];
 	uint32_t pfns[READAHEAD_MAX_WINDOW];
 	void *pages[READAHEAD_MAX_WINDOW];

@@ -3,7 +3,8 @@
  * A test build of the daemon whose backend fails on demand, set by
  * TIERFS_FAULT=store|load:N[:persistent] (fail the Nth call with EIO, or
  * every call from the Nth on), or is slow: TIERFS_FAULT=store|load:slow:MS
- * (each call takes MS longer).  Not installed.
+ * (each call takes MS longer).  On a chain, TIERFS_FAULT_TIER=ram|file puts
+ * the fault in that tier instead of in front of the chain.  Not installed.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,8 +17,8 @@
 
 static int wrap_backend(struct tierfs *fs)
 {
-	const char *spec = getenv("TIERFS_FAULT");
-	struct tier_backend *inner = fs->data.backend;
+	const char *spec = getenv("TIERFS_FAULT"), *tier = getenv("TIERFS_FAULT_TIER");
+	struct tier_backend **slot = &fs->data.backend, *inner;
 	char op[8], mode[16] = "";
 	struct faulty_backend *f;
 	unsigned int nth = 0, ms = 0;
@@ -32,13 +33,23 @@ static int wrap_backend(struct tierfs *fs)
 				"store|load:slow:MS\n");
 		return -EINVAL;
 	}
+	if (tier) {
+		if (!*slot || !(*slot)->ops->get_tiers ||
+		    (strcmp(tier, "ram") && strcmp(tier, "file"))) {
+			fprintf(stderr,
+				"tierfs_faulty: TIERFS_FAULT_TIER=ram|file wants a chain\n");
+			return -EINVAL;
+		}
+		slot = chain_tier(*slot, !strcmp(tier, "file"));
+	}
+	inner = *slot;
 	if (!inner)
 		return -EINVAL;
 	err = faulty_new(inner, inner->ops->is_sync, &f);
 	if (err < 0)
 		return err;
 	/* Installed first, so that the daemon destroys it, and inner, if arming fails. */
-	fs->data.backend = faulty_base(f);
+	*slot = faulty_base(f);
 	if (!nth) {
 		faulty_delay(f, !strcmp(op, "store") ? FAULTY_STORE : FAULTY_LOAD, ms);
 		return 0;

@@ -339,6 +339,58 @@ static void test_built_in(void)
 	}
 	check_clear_context();
 
+	/* Chains: a RAM tier before a file, and pool_max= as a size or a share. */
+	if (backend_find("file")) {
+		static const struct {
+			const char *list;
+			int ret;
+			const char *err;
+		} chains[] = {
+			{ "backend=zpool+file:/var/tmp,pool_max=64m", 0, "" },
+			{ "backend=ramdisk+file:/var/tmp,pool_max=10%", 0, "" },
+			{ "backend=file+zpool", -EINVAL,
+			  "invalid backend= value 'file+zpool': a chain is zpool+file:PATH or "
+			  "ramdisk+file:PATH" },
+			{ "backend=zpool+ramdisk", -EINVAL,
+			  "invalid backend= value 'zpool+ramdisk': a chain is zpool+file:PATH or "
+			  "ramdisk+file:PATH" },
+			{ "backend=zpool+file:", -EINVAL,
+			  "invalid backend= value 'zpool+file:': want zpool+file:PATH" },
+			{ "pool_max=101%", -EINVAL,
+			  "invalid pool_max= value '101%': want a size (bytes with a k/m/g/t/p/e "
+			  "suffix) or N% of the memory limit, up to 100%" },
+			{ "pool_max=-1", -EINVAL,
+			  "invalid pool_max= value '-1': want a size (bytes with a k/m/g/t/p/e "
+			  "suffix) or N% of the memory limit, up to 100%" },
+			{ "pool_max=+5%", -EINVAL,
+			  "invalid pool_max= value '+5%': want a size (bytes with a k/m/g/t/p/e "
+			  "suffix) or N% of the memory limit, up to 100%" },
+		};
+
+		for (size_t i = 0; i < sizeof(chains) / sizeof(chains[0]); i++) {
+			snprintf(list, sizeof(list), "%s", chains[i].list);
+			check_set_context("-o %s", list);
+			err[0] = '\0';
+			CHECK_EQ(chains[i].ret,
+				 options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+			CHECK_STR(chains[i].err, err);
+		}
+		snprintf(list, sizeof(list), "backend=zpool+file:/var/tmp/x,pool_max=64m");
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK(o.backend == &tier_backend_chain && o.upper == backend_find("zpool"));
+		CHECK_STR("/var/tmp/x", o.swap_path);
+		CHECK(!o.is_pool_max_pct && o.pool_max_bytes == 64ULL << 20);
+		CHECK_STR("zpool+file", options_backend_name(&o, names, sizeof(names)));
+		snprintf(list, sizeof(list), "backend=ramdisk+file:/var/tmp,pool_max=0%%");
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK(o.is_pool_max_pct && o.pool_max_pct == 0);
+		/* The default: a quarter of the limit. */
+		snprintf(list, sizeof(list), "backend=zpool+file:/var/tmp");
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK(o.is_pool_max_pct && o.pool_max_pct == OPTIONS_POOL_MAX_PCT);
+		check_clear_context();
+	}
+
 	/* An unknown name: the message lists what this build has. */
 	snprintf(list, sizeof(list), "backend=nonesuch");
 	CHECK_EQ(-EINVAL, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
@@ -584,6 +636,8 @@ static void test_remount(void)
 		{ "remount,cg_share=20%", -EINVAL, "cg_share= cannot change on a mounted tierfs" },
 		{ "remount,encrypt=off", -EINVAL, "encrypt= cannot change on a mounted tierfs" },
 		{ "remount,encrypt=on,size=1m", 0, "size=1m" },
+		{ "remount,pool_max=10%", 0, "pool_max=10%" },
+		{ "remount,pool_max=25%", 0, "" },
 		{ "remount,size=abc", -EINVAL,
 		  "invalid size= value 'abc': want bytes with a k/m/g/t/p/e suffix or N% of RAM" },
 		{ "remount,frob", -EINVAL, "unknown option 'frob'" },
