@@ -109,7 +109,7 @@ struct chain {
 	atomic_uint_fast64_t nr_reject_full;
 	atomic_uint_fast64_t nr_upper_loads, nr_lower_loads;
 	atomic_uint_fast64_t nr_writebacks, nr_writeback_errors;
-	atomic_uint_fast64_t nr_huge, nr_sent_full;
+	atomic_uint_fast64_t nr_huge, nr_sent_full, nr_sent_error;
 };
 
 static struct chain *chain_of(struct tier_backend *b)
@@ -239,8 +239,11 @@ static int chain_store_piece(struct chain *ch, void *const *pages, unsigned int 
 		int n = ch->upper->ops->store(ch->upper, pages, nr, ts);
 
 		nr_upper = n > 0 ? (unsigned int)n : 0;
+		/* A prefix, or -ENOSPC: the tier is full; another -errno: it failed. */
 		if (nr_upper < nr)
-			atomic_fetch_add(&ch->nr_sent_full, nr - nr_upper);
+			atomic_fetch_add(n >= 0 || n == -ENOSPC ? &ch->nr_sent_full :
+								  &ch->nr_sent_error,
+					 nr - nr_upper);
 	} else {
 		atomic_fetch_add(&ch->nr_sent_full, nr);
 	}
@@ -669,7 +672,8 @@ static unsigned int chain_get_tiers(struct tier_backend *b, struct backend_tier_
 	t[0].nr_writeback_errors = atomic_load(&ch->nr_writeback_errors);
 	t[0].nr_rejects_huge = atomic_load(&ch->nr_huge);
 	t[0].nr_rejects_full = atomic_load(&ch->nr_sent_full);
-	t[0].nr_rejects = t[0].nr_rejects_huge + t[0].nr_rejects_full;
+	t[0].nr_rejects_error = atomic_load(&ch->nr_sent_error);
+	t[0].nr_rejects = t[0].nr_rejects_huge + t[0].nr_rejects_full + t[0].nr_rejects_error;
 	t[1].name = ch->lower->ops->name;
 	t[1].is_sync = ch->lower->ops->is_sync;
 	ch->lower->ops->get_stats(ch->lower, &t[1].st);
@@ -692,7 +696,7 @@ static void chain_get_stats(struct tier_backend *b, struct backend_stats *st)
 	/* What the chain surely holds: the file's slots (the pool adds as it compresses). */
 	st->capacity_bytes = low.capacity_bytes;
 	st->meta_bytes = chain_meta_bytes(ch) + low.meta_bytes;
-	st->ram_bytes = up.ram_bytes + chain_meta_bytes(ch);
+	st->ram_bytes = up.ram_bytes + low.ram_bytes + chain_meta_bytes(ch);
 	st->nr_stores = atomic_load(&ch->nr_stores);
 	st->nr_loads = atomic_load(&ch->nr_loads);
 	st->nr_frees = atomic_load(&ch->nr_frees);

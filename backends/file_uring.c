@@ -642,6 +642,7 @@ static void file_get_stats(struct tier_backend *tb, struct backend_stats *st)
 			 (b->seals ? b->nr_slots * sizeof(*b->seals) : 0) +
 			 (b->key ? sizeof(*b->key) : 0) + atomic_load(&b->ring_bytes) +
 			 b->nr_rings * sizeof(*b->rings);
+	st->ram_bytes = st->meta_bytes;
 }
 
 static void file_destroy(struct tier_backend *tb)

@@ -435,13 +435,16 @@ static void ramdisk_get_stats(struct tier_backend *tb, struct backend_stats *st)
 		pthread_mutex_lock(&sh->lock);
 		st->stored_pages += sh->nr_stored;
 		st->pool_bytes += sh->nr_chunks * RAMDISK_CHUNK_PAGES * PAGE_SIZE;
+		/* An index entry and a free-stack entry a slot used once. */
+		st->ram_bytes +=
+			(uint64_t)sh->nr_used_once * (sizeof(uintptr_t) + sizeof(uint32_t));
 		st->nr_stores += sh->nr_stores;
 		st->nr_loads += sh->nr_loads;
 		st->nr_frees += sh->nr_frees;
 		st->nr_load_errors += sh->nr_load_errors;
 		pthread_mutex_unlock(&sh->lock);
 	}
-	st->ram_bytes = st->pool_bytes;
+	st->ram_bytes += st->pool_bytes;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->capacity_bytes = rd->nr_slots * PAGE_SIZE;
 	/* Its index entry, and its share of chunks that are partly in use (measured). */

@@ -743,6 +743,8 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 		pthread_mutex_lock(&sh->lock);
 		st->stored_pages += sh->nr_stored;
 		st->pool_bytes += sh->pool_bytes;
+		/* The index entries in use once: calloc's pages beyond are untouched. */
+		st->ram_bytes += (uint64_t)sh->nr_fresh_slots * sizeof(struct zpool_entry);
 		st->nr_stores += sh->nr_stores;
 		st->nr_loads += sh->nr_loads;
 		st->nr_frees += sh->nr_frees;
@@ -753,7 +755,7 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 		pthread_mutex_unlock(&sh->lock);
 	}
 	st->nr_shards = pool->nr_shards;
-	st->ram_bytes = st->pool_bytes;
+	st->ram_bytes += st->pool_bytes;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->capacity_bytes = pool->capacity_pages * PAGE_SIZE;
 	st->raw_page_bytes =

@@ -46,7 +46,7 @@ struct backend_stats {
 	uint64_t pool_bytes;   /* memory or disk the backend uses for them */
 	uint64_t capacity_bytes;
 	uint64_t raw_page_bytes;		/* RAM backends: memory a page stored raw takes */
-	uint64_t ram_bytes;			/* daemon memory the stored pages take */
+	uint64_t ram_bytes;			/* daemon memory: a RAM pool, slot metadata */
 	uint64_t nr_stores, nr_loads, nr_frees; /* pages */
 	uint64_t nr_store_errors, nr_load_errors;
 	uint64_t nr_reject_full;      /* stores refused: no room */
@@ -71,7 +71,8 @@ struct backend_tier_stats {
 	uint64_t nr_writeback_errors; /* RAM tier: pages whose writeback failed, kept */
 	uint64_t nr_rejects;	      /* RAM tier: pages it did not take, sent on */
 	uint64_t nr_rejects_huge;     /* ...of them: incompressible (zram's huge pages) */
-	uint64_t nr_rejects_full;     /* ...of them: the tier was at its bound */
+	uint64_t nr_rejects_full;     /* ...of them: the tier was at its bound or full */
+	uint64_t nr_rejects_error;    /* ...of them: its store failed */
 };
 
 #define BACKEND_MAX_TIERS 2

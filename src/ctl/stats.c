@@ -3,6 +3,7 @@
  * The stats of a mount, collected once and rendered as aligned text or as
  * JSON through jansson: every string escaped, every key in a fixed order.
  */
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -47,7 +48,8 @@ struct stat_item {
 };
 
 #define NR_TIER_ITEMS 16
-#define NR_STAT_ITEMS (112 + TRANSPORT_NR_OPCODES + BACKEND_MAX_TIERS * NR_TIER_ITEMS)
+/* The chain's writebacks total and its tiers' items besides the rest. */
+#define NR_STAT_ITEMS (113 + TRANSPORT_NR_OPCODES + BACKEND_MAX_TIERS * NR_TIER_ITEMS)
 
 /* A chain's tiers: groups "tier:NAME", an array backend.tiers[] in the JSON. */
 #define TIER_GROUP_PREFIX "tier:"
@@ -102,8 +104,10 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	memset(&bs, 0, sizeof(bs));
 	if (ds->backend)
 		ds->backend->ops->get_stats(ds->backend, &bs);
-#define ITEM(g, k, v, u) (it[n++] = (struct stat_item){ g, k, v, u, NULL })
-#define STR(g, k, s) (it[n++] = (struct stat_item){ g, k, 0, UNIT_STRING, s })
+#define ITEM(g, k, v, u) \
+	(assert(n < NR_STAT_ITEMS), it[n++] = (struct stat_item){ g, k, v, u, NULL })
+#define STR(g, k, s) \
+	(assert(n < NR_STAT_ITEMS), it[n++] = (struct stat_item){ g, k, 0, UNIT_STRING, s })
 	ITEM(NULL, "size_bytes", ds->max_pages * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "data_bytes", atomic_load(&ds->nr_pages) * PAGE_SIZE, UNIT_BYTES);
 	nr_free = budget_nr_free_pages(ds);
@@ -187,6 +191,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 				ITEM(g, "pool_max_bytes", ts->pool_max_bytes, UNIT_BYTES);
 				ITEM(g, "rejects_huge", ts->nr_rejects_huge, UNIT_COUNT);
 				ITEM(g, "rejects_full", ts->nr_rejects_full, UNIT_COUNT);
+				ITEM(g, "rejects_error", ts->nr_rejects_error, UNIT_COUNT);
 				ITEM(g, "writeback_errors", ts->nr_writeback_errors, UNIT_COUNT);
 				ITEM(g, "compression_ratio",
 				     ts->st.pool_bytes ?

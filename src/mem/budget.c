@@ -163,6 +163,23 @@ static uint64_t pool_max_locked(const struct data_space *ds)
 	return limit && max > limit / 2 ? limit / 2 : max;
 }
 
+/*
+ * A chain's RAM tier is budgeted at its bound, as the stock is at its
+ * target: what it may still grow by.  Counted as it grew, the pool would
+ * take its room from resident pages in bursts, while the workload's own
+ * memory in the cgroup had already taken the slack.  budget.lock held.
+ */
+static uint64_t pool_reserve_locked(struct data_space *ds)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+	uint64_t max = pool_max_locked(ds);
+
+	if (!ds->backend || !ds->backend->ops->get_tiers ||
+	    !ds->backend->ops->get_tiers(ds->backend, t, BACKEND_MAX_TIERS))
+		return 0;
+	return max > t[0].st.pool_bytes ? max - t[0].st.pool_bytes : 0;
+}
+
 /* Returns whether the budget shrank below the pages in use.  budget.lock held. */
 static bool update_locked(struct data_space *ds)
 {
@@ -193,7 +210,7 @@ static bool update_locked(struct data_space *ds)
 		footprint_of(ds, &ps, &bs, &fp);
 		headroom = BUDGET_HEADROOM + (limit >> BUDGET_HEADROOM_SHIFT);
 		other = fp.backend + fp.descriptors + fp.transport +
-			ps.nr_ready_target * PAGE_SIZE + headroom;
+			ps.nr_ready_target * PAGE_SIZE + headroom + pool_reserve_locked(ds);
 		model = fp.resident + fp.stock + other - headroom;
 		/*
 		 * What the model misses (heap, stacks, libfuse buffers), measured.
@@ -212,10 +229,16 @@ static bool update_locked(struct data_space *ds)
 		}
 		if (excess < ds->budget.excess_floor_bytes)
 			ds->budget.excess_floor_bytes = excess;
-		/* The page cache's share of the headroom stays. */
+		/*
+		 * Measured, the excess replaces the model's guess, not the
+		 * headroom: the workload sharing the cgroup keeps all of it
+		 * (its page cache, dirty pages the daemon has yet to take, the
+		 * kernel's memory for the requests); with less, a writer in the
+		 * daemon's cgroup had it OOM-killed (bench/pressure.sh, 512 MiB).
+		 */
 		if (excess > (8ULL << 20))
 			other = rss - fp.resident - fp.stock + ps.nr_ready_target * PAGE_SIZE +
-				(limit >> BUDGET_HEADROOM_SHIFT);
+				headroom + pool_reserve_locked(ds);
 		other = steady_other(&ds->budget, other, limit);
 		room = limit > other ? (limit - other) >> PAGE_SHIFT : 0;
 		data_bytes = limit + fp.backend > other ? limit + fp.backend - other : 0;

@@ -3,8 +3,9 @@
  * The tier chain beyond what every backend must do (test_backend.c): the
  * oldest entries are written back first and stay loadable while they move,
  * incompressible pages go straight to the file, a failed writeback keeps the
- * entry in the RAM tier, a page freed during its writeback leaks nothing, and
- * a full file with the RAM tier at its bound is ENOSPC with nothing lost.
+ * entry in the RAM tier, a page freed during its writeback leaks nothing, a
+ * failing RAM tier sends pages on or fails one load, and a full file with
+ * the RAM tier at its bound is ENOSPC with nothing lost.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -297,6 +298,51 @@ out:
 	check_clear_context();
 }
 
+/*
+ * The RAM tier failing: a store it refuses goes to the file, a load it
+ * fails is that load's EIO, and the page is there once it heals.
+ */
+static void test_ram_faults(void)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+	void *ptr[64];
+	char *src = pages_new(64, ptr);
+	uint64_t slots[64];
+	struct rig r;
+
+	check_set_context("zpool+file RAM tier faults");
+	if (!rig_open("zpool", NR, 1ULL << 30, &r))
+		goto out;
+	for (unsigned int i = 0; i < 64; i++)
+		make_page(i, false, ptr[i]);
+	CHECK_EQ(0, faulty_fail(r.ram, FAULTY_STORE, 1, -EIO, false));
+	CHECK_EQ(32, r.chain->ops->store(r.chain, ptr, 32, slots));
+	CHECK_EQ(32, r.chain->ops->store(r.chain, ptr + 32, 32, slots + 32));
+	tiers_of(&r, t);
+	CHECK_EQ((uint64_t)32, t[1].st.stored_pages);
+	CHECK_EQ((uint64_t)32, t[0].st.stored_pages);
+	CHECK_EQ((uint64_t)32, t[0].nr_rejects_error);
+	CHECK(!r.chain->ops->is_slot_sync(r.chain, slots[0]));
+	CHECK(r.chain->ops->is_slot_sync(r.chain, slots[32]));
+	CHECK_EQ(0, faulty_fail(r.ram, FAULTY_LOAD, 1, -EIO, false));
+	{
+		void *one = ptr[0];
+		char *dst = pages_new(1, &one);
+
+		CHECK_EQ(-EIO, r.chain->ops->load(r.chain, &slots[32], &one, 1));
+		CHECK_EQ(0, r.chain->ops->load(r.chain, &slots[32], &one, 1));
+		CHECK_MEM(src + 32 * PAGE_SIZE, dst, PAGE_SIZE);
+		free(dst);
+	}
+	check_loads(&r, slots, src, 64);
+	r.chain->ops->free(r.chain, slots, 64);
+	check_empty(&r);
+	r.chain->ops->destroy(r.chain);
+out:
+	free(src);
+	check_clear_context();
+}
+
 /* The file full and the RAM tier at its bound: a prefix, then ENOSPC, nothing lost. */
 static void test_full(void)
 {
@@ -341,6 +387,7 @@ int main(void)
 	test_huge();
 	test_failed_writeback();
 	test_free_during_writeback();
+	test_ram_faults();
 	test_full();
 	return check_done("chain");
 }
