@@ -115,10 +115,14 @@ has_backend()
 }
 
 # require_backend BACKEND: skip unless TIERFS has BACKEND (a backend= value:
-# zpool, ramdisk, file:PATH) built in.
+# zpool, ramdisk, file:PATH, or a chain zpool+file:PATH) built in.
 require_backend()
 {
-	has_backend "${1%%:*}" || skip "backend=${1%%:*} not built into $TIERFS"
+	local tier
+
+	for tier in ${1//+/ }; do
+		has_backend "${tier%%:*}" || skip "backend=${tier%%:*} not built into $TIERFS"
+	done
 }
 
 # only_built_backends: drops from BACKEND_LIST each backend that TIERFS does
@@ -294,7 +298,8 @@ zram_on()
 zram_off()
 {
 	[ -n "$ZRAM" ] || return 0
-	if [ "$ZRAM_SWAPON" = 1 ]; then
+	# A drain may have swapped it off already, in a subshell that could not say so.
+	if [ "$ZRAM_SWAPON" = 1 ] && grep -q "^/dev/$ZRAM " /proc/swaps; then
 		if ! swapoff "/dev/$ZRAM" 2>>"$LOG"; then
 			echo "$NAME: swapoff /dev/$ZRAM failed; it is still a swap device" >&2
 			return 1
@@ -306,6 +311,60 @@ zram_off()
 		echo "${ZRAM#zram}" >/sys/class/zram-control/hot_remove 2>/dev/null
 	fi
 	ZRAM=
+}
+
+# zswap_on BYTES DIR: a swap file of BYTES in DIR at the highest priority,
+# behind zswap with max_pool_percent=20 (its default) and lz4, or lzo where
+# the kernel's crypto API has no lz4 (zram has its own); zswap's settings
+# are kept to be put back.  Sets SWAPFILE and ZSWAP_COMP.
+SWAPFILE=
+ZSWAP_SAVED=
+ZSWAP_COMP=
+zswap_on()
+{
+	local p=/sys/module/zswap/parameters
+
+	[ -w "$p/enabled" ] || skip "no zswap in this kernel"
+	ZSWAP_SAVED="$(cat "$p/enabled") $(cat "$p/compressor") $(cat "$p/max_pool_percent")"
+	for ZSWAP_COMP in lz4 lzo ""; do
+		[ -n "$ZSWAP_COMP" ] || die "zswap has neither lz4 nor lzo"
+		echo "$ZSWAP_COMP" 2>/dev/null >"$p/compressor" && break
+	done
+	echo 20 >"$p/max_pool_percent" || die "cannot set zswap's max_pool_percent"
+	echo Y >"$p/enabled" || die "cannot enable zswap"
+	SWAPFILE=$2/tierfs-bench-swap.$$
+	fallocate -l "$1" "$SWAPFILE" || die "cannot create $SWAPFILE"
+	chmod 600 "$SWAPFILE"
+	mkswap "$SWAPFILE" >>"$LOG" 2>&1 || die "mkswap $SWAPFILE failed"
+	swapon -p 32767 "$SWAPFILE" 2>>"$LOG" || die "swapon $SWAPFILE failed"
+}
+
+# zswap_off: swapoff and remove the swap file, zswap's settings put back.
+zswap_off()
+{
+	local p=/sys/module/zswap/parameters enabled compressor pct
+
+	if [ -n "$SWAPFILE" ]; then
+		if grep -q "^$SWAPFILE " /proc/swaps && ! swapoff "$SWAPFILE" 2>>"$LOG"; then
+			echo "$NAME: swapoff $SWAPFILE failed; it is still a swap file" >&2
+			return 1
+		fi
+		rm -f "$SWAPFILE"
+		SWAPFILE=
+	fi
+	[ -n "$ZSWAP_SAVED" ] || return 0
+	read -r enabled compressor pct <<<"$ZSWAP_SAVED"
+	echo "$enabled" >"$p/enabled"
+	echo "$compressor" >"$p/compressor"
+	echo "$pct" >"$p/max_pool_percent"
+	ZSWAP_SAVED=
+}
+
+# meminfo_bytes KEY: a /proc/meminfo line's value in bytes (Zswap: the
+# pool, Zswapped: the data it holds).
+meminfo_bytes()
+{
+	awk -v k="$1:" '$1 == k { print $2 * 1024 }' /proc/meminfo
 }
 
 # zram_mm_stat FIELD: a field of the zram device's mm_stat (1 orig_data_size,

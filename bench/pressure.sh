@@ -1,15 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# Under memory pressure, how does tierfs with its compressed pool compare with
-# a kernel tmpfs swapping to zram?  Each side runs, daemon and workload alike,
+# Under memory pressure, how does tierfs with its compressed pool (or its
+# chain of a pool and a swap file) compare with a kernel tmpfs swapping to
+# zram, or to a swap file behind zswap?  Each side runs, daemon and workload alike,
 # in its own cgroup v1 memory cgroup with the same memory.limit_in_bytes and
 # gets the same workload: fio writes more data than the limit, dd reads it
 # back with the page cache dropped, fio reads 4 KiB at random with psync and
 # then through mmap (a 256 MiB region a job at 1 GiB, uniform and zipf:1.2).  Prints
 # one table with tierfs/kernel ratios, the compression ratio and the memory
 # each pool spends per stored byte (zram's mm_stat against tierfs's backend
-# counters); --results FILE also writes them for bench/run.
+# counters); with --drain both limits are then lifted and swapoff is timed
+# against tierctl drain; --results FILE also writes them for bench/run.
 #
 # Exit status: 0 done (targets are printed, never enforced), 1 a step could not
 # run (a mount, a tool, a process killed by the OOM killer) or data read back
@@ -27,25 +29,34 @@ usage()
 usage: pressure.sh [--tierfs PATH] [--tierctl PATH] [--limit-mb N] [--data-mb N]
                    [--mem-mb N] [--tierfs-limit-mb N|same-total] [--backend B]
                    [--runtime S] [--compress PCT] [--mmap-job-mb N] [--quick]
-                   [--results FILE]
+                   [--kernel zram|zswap] [--swap-dir DIR] [--drain] [--results FILE]
 
   --tierfs PATH   tierfs binary (default: ./build/tierfs, else tierfs in PATH)
   --tierctl PATH  tierctl binary (default: next to tierfs, else tierctl in PATH)
   --limit-mb N    memory.limit_in_bytes of each side's cgroup in MiB (1024)
   --data-mb N     data fio writes, in MiB (3072)
-  --mem-mb N      tierfs mem= in MiB (default 60 % of --limit-mb)
+  --mem-mb N      tierfs mem= in MiB (default 60 % of --limit-mb); 0: no mem=,
+                  the budget comes from the cgroup's limit
   --tierfs-limit-mb N  tierfs's cgroup limit instead of --limit-mb, to see what
                   tierfs does with more room (the header says so); same-total:
                   --limit-mb plus the peak memory of zram's pool (mem_used_max),
                   which the kernel side used outside its cgroup
   --backend B     tierfs backend= (zpool); file:PATH fits a limit that zpool's
-                  pool, charged to the cgroup, does not
+                  pool, charged to the cgroup, does not; zpool+file:PATH, the
+                  chain, is the match for --kernel zswap
   --runtime S     seconds of each 4 KiB random read job (10)
   --compress PCT  fio --buffer_compress_percentage (50)
   --mmap-job-mb N each mmap fio job reads its own N MiB region of the data
                   (default a quarter of --limit-mb: 256 at 1 GiB; as many jobs as
                   fit in --data-mb)
   --quick         --limit-mb 256 --data-mb 768 --runtime 3 (smoke test)
+  --kernel K      the kernel side: zram (a zram swap device, lz4) or zswap (a
+                  swap file of --data-mb in --swap-dir behind zswap, lz4,
+                  max_pool_percent=20; zswap's settings are put back after)
+  --swap-dir DIR  where --kernel zswap's swap file goes (/var/tmp)
+  --drain         then lift both cgroups' limits and time swapoff against
+                  tierctl drain (tierctl set mem= first: a lifted limit leaves
+                  tierfs's budget where it was)
   --results FILE  append TSV records for bench/run (see bench/run)
 
 Must run as root: it creates memory cgroups, a zram swap device and mounts.
@@ -65,6 +76,9 @@ COMPRESS=50
 MMAP_JOB_MB=
 QUICK=0
 RESULTS=
+KERNEL=zram
+SWAP_DIR=/var/tmp
+DRAIN=0
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -79,6 +93,9 @@ while [ $# -gt 0 ]; do
 	--compress) COMPRESS=${2-}; shift ;;
 	--mmap-job-mb) MMAP_JOB_MB=${2-}; shift ;;
 	--results) RESULTS=${2-}; shift ;;
+	--kernel) KERNEL=${2-}; shift ;;
+	--swap-dir) SWAP_DIR=${2-}; shift ;;
+	--drain) DRAIN=1 ;;
 	--quick) QUICK=1; LIMIT_MB=256; DATA_MB=768; RUNTIME=3 ;;
 	-h|--help) usage; exit 0 ;;
 	*) echo "pressure.sh: unknown argument '$1'" >&2; usage >&2; exit 2 ;;
@@ -87,6 +104,8 @@ while [ $# -gt 0 ]; do
 done
 
 [ -n "$MEM_MB" ] || MEM_MB=$((LIMIT_MB * 6 / 10))
+MEM_OPT=
+[ "$MEM_MB" = 0 ] || MEM_OPT="mem=${MEM_MB}m,"
 # A job's region a quarter of the limit: at a region as large as the limit,
 # the kernel side was OOM-killed now and then (every page mapped and active).
 [ -n "$MMAP_JOB_MB" ] || MMAP_JOB_MB=$((LIMIT_MB / 4))
@@ -99,13 +118,19 @@ fi
 NAME=pressure.sh
 # shellcheck source=bench/common.sh
 . "$(dirname "$0")/common.sh"
-want_positive "$LIMIT_MB" "$DATA_MB" "$MEM_MB" "$TIERFS_LIMIT_MB" "$RUNTIME" "$MMAP_JOB_MB"
+want_positive "$LIMIT_MB" "$DATA_MB" "$TIERFS_LIMIT_MB" "$RUNTIME" "$MMAP_JOB_MB"
+[[ "$MEM_MB" =~ ^[0-9]+$ ]] || die "--mem-mb wants a number of MiB, 0 for none"
+case "$KERNEL" in
+zram) KLABEL=tmpfs+zram ;;
+zswap) KLABEL=tmpfs+zswap+swapfile ;;
+*) echo "$NAME: --kernel wants zram or zswap, not '$KERNEL'" >&2; exit 2 ;;
+esac
 want_percent --compress "$COMPRESS"
 
 [ -z "$RESULTS" ] || : >>"$RESULTS" || { echo "$NAME: cannot write $RESULTS" >&2; exit 2; }
 require_mount_bench fio fusermount3 mkswap swapon swapoff findmnt md5sum flock
 require_memcg_v1
-require_zram
+[ "$KERNEL" = zswap ] || require_zram
 find_tierfs
 find_tierctl
 require_backend "$BACKEND"
@@ -143,6 +168,7 @@ cleanup()
 		umount "$TMPFS_MNT" || umount -l "$TMPFS_MNT"
 	fi
 	zram_off || echo "pressure.sh: /dev/$ZRAM left behind: swapoff it by hand" >&2
+	zswap_off || echo "pressure.sh: $SWAPFILE left behind: swapoff it by hand" >&2
 	cg_remove "$CG_BASE".kernel "$CG_BASE".tierfs
 	rm -f "$LOG" "$SAMPLES" "$WORK"/stats.* "$WORK"/*.state
 	cd / && rmdir "$TMPFS_MNT" "$TIERFS_MNT" "$WORK" 2>/dev/null
@@ -319,12 +345,27 @@ run_side()
 		awk '{ n += $1 } END { print n + 0 }')
 	R[peak.$side]=$(cat "$CG/memory.max_usage_in_bytes")
 	R[secs.$side]=$(( ($(now_ns) - start) / 1000000000 ))
+	# Last, with the limits lifted: the peak and the time above are the workload's.
+	if [ "$DRAIN" = 1 ]; then
+		step "$side" drain "drain_$side" "$mnt"
+		step "$side" md5_drained md5_samples "$mnt"
+		[ "${R[md5_drained.$side]-}" = "${R[md5.$side]-}" ] || R[failed.$side]=md5_drained
+	fi
 }
 
 kernel_stats()
 {
 	local orig compr used
 
+	if [ "$KERNEL" = zswap ]; then
+		R[stored.kernel]=$(meminfo_bytes Zswapped)
+		R[compr.kernel]=$(meminfo_bytes Zswap)
+		R[poolmem.kernel]=${R[compr.kernel]}
+		R[swapfile.kernel]=$(awk -v f="$SWAPFILE" '$1 == f { print $4 * 1024 }' /proc/swaps)
+		[ "${R[compr.kernel]}" -gt 0 ] && R[ratio.kernel]=$(awk -v o="${R[stored.kernel]}" \
+			-v c="${R[compr.kernel]}" 'BEGIN { printf "%.2f\n", o / c }')
+		return
+	fi
 	# mm_stat: orig_data_size compr_data_size mem_used_total ...
 	read -r orig compr used _ <"/sys/block/$ZRAM/mm_stat" || return
 	R[stored.kernel]=$orig
@@ -345,6 +386,55 @@ tierfs_stats()
 	R[ratio.tierfs]=$(json_num compression_ratio "$json")
 	R[resident.tierfs]=$(json_num resident_bytes "$json")
 	R[budget.tierfs]=$(json_num mem_budget_bytes "$json")
+	# A chain: its RAM tier is the pool; the file's share is on disk.
+	if grep -q '"tiers"' "$json"; then
+		read -r "R[stored.tierfs]" "R[poolmem.tierfs]" "R[ratio.tierfs]" \
+			"R[filetier.tierfs]" "R[writebacks.tierfs]" "R[huge.tierfs]" <<<"$(python3 -c '
+import json, sys
+t = json.load(open(sys.argv[1]))["backend"]["tiers"]
+print(t[0]["stored_bytes"], t[0]["pool_bytes"], t[0]["compression_ratio"],
+      t[1]["stored_bytes"], t[0]["writebacks"], t[0]["rejects_huge"])' "$json")"
+	fi
+}
+
+# drain_kernel: the cgroup's limit lifted, swapoff of the swap device timed
+# (it brings every swapped page of the tmpfs back).
+drain_kernel()
+{
+	local start end dev=/dev/$ZRAM
+
+	[ "$KERNEL" = zram ] || dev=$SWAPFILE
+	echo -1 >"$CG/memory.limit_in_bytes" || return 1
+	start=$(now_ns)
+	swapoff "$dev" 2>>"$LOG" || return 1
+	end=$(now_ns)
+	awk -v ns=$((end - start)) 'BEGIN { printf "%.2f\n", ns / 1e9 }'
+}
+
+# drain_tierfs: the cgroup's limits lifted and the budget raised to the
+# mount's size, tierctl drain timed; it must leave no page stored.
+drain_tierfs()
+{
+	local start end
+
+	# The peaks sampled are the workload's, not the drain's.
+	kill "$SAMPLER_PID" 2>/dev/null
+	echo -1 >"$CG/memory.memsw.limit_in_bytes" 2>/dev/null
+	echo -1 >"$CG/memory.limit_in_bytes" || return 1
+	# Once the daemon has seen the limit go (it polls its cgroup).
+	for _ in $(seq 100); do
+		"$TIERCTL" stats "$TIERFS_MNT" --json >"$WORK/stats.drain" 2>>"$LOG" || return 1
+		[ "$(json_num mem_limit_bytes "$WORK/stats.drain")" -gt $((TIERFS_LIMIT_MB << 20)) ] &&
+			break
+		sleep 0.1
+	done
+	"$TIERCTL" set "$TIERFS_MNT" mem="${FS_MB}m" >/dev/null 2>>"$LOG" || return 1
+	start=$(now_ns)
+	"$TIERCTL" drain "$TIERFS_MNT" >/dev/null 2>>"$LOG" || return 1
+	end=$(now_ns)
+	"$TIERCTL" stats "$TIERFS_MNT" --json >"$WORK/stats.drain" 2>>"$LOG" || return 1
+	[ "$(json_num stored_pages "$WORK/stats.drain")" = 0 ] || return 1
+	awk -v ns=$((end - start)) 'BEGIN { printf "%.2f\n", ns / 1e9 }'
 }
 
 commit=$(git -C "$SCRIPT_DIR" rev-parse --short HEAD 2>/dev/null) || commit=unknown
@@ -361,7 +451,13 @@ echo "# read: page cache of the file dropped (dd iflag=nocache count=0, fadvise 
 echo "# mmap: fio randread bs=4k ioengine=mmap numjobs=$NR_MMAP_JOBS, job i reads" \
 	"[i*${MMAP_JOB_MB}MiB, +${MMAP_JOB_MB}MiB) of the data, random_distribution=random" \
 	"and zipf:1.2, ${RUNTIME}s each, group_reporting (IOPS summed)"
-echo "# kernel: tmpfs size=${FS_MB}m + zram swap lz4 disksize=${DATA_MB}MiB priority 32767"
+if [ "$KERNEL" = zram ]; then
+	echo "# kernel: tmpfs size=${FS_MB}m + zram swap lz4 disksize=${DATA_MB}MiB priority 32767"
+else
+	echo "# kernel: tmpfs size=${FS_MB}m + zswap max_pool_percent=20 + swap file" \
+		"${DATA_MB}MiB in $SWAP_DIR priority 32767; zswap's compressor: lz4 if the kernel's" \
+		"crypto API has it, else lzo (the line after the kernel run says)"
+fi
 [ "$BACKEND" = zpool ] ||
 	echo "# NOTE: tierfs runs with backend=$BACKEND, not the zpool the question is about"
 [ "$TIERFS_LIMIT_MB" = "$LIMIT_MB" ] ||
@@ -369,21 +465,30 @@ echo "# kernel: tmpfs size=${FS_MB}m + zram swap lz4 disksize=${DATA_MB}MiB prio
 [ "$SAME_TOTAL" = 0 ] ||
 	echo "# NOTE: tierfs's cgroup limit is ${LIMIT_MB}MiB plus the peak of zram's pool" \
 		"(mem_used_max), measured on the kernel side: the same total memory"
-echo "# tierfs: size=${FS_MB}m mem=${MEM_MB}m ($((MEM_MB * 100 / LIMIT_MB)) % of ${LIMIT_MB}MiB)" \
+echo "# tierfs: size=${FS_MB}m ${MEM_OPT:-no mem= (from the cgroup limit) }($((MEM_MB * 100 / LIMIT_MB)) % of ${LIMIT_MB}MiB)" \
 	"backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto; daemon -f in the cgroup;" \
 	"memory.memsw.limit_in_bytes = the limit (no kernel swap)"
 echo "# check: fio verify=crc32c ${VERIFY_MB}MiB written first, read last; md5 of 3x${SAMPLE_MB}MiB" \
 	"of the data, tierfs against the kernel"
 echo "# other swap on the machine: ${other_swap:-none}; tierfs=$TIERFS"
 
-# --- kernel: tmpfs swapping to zram --------------------------------------
+# --- kernel: tmpfs swapping to zram, or to a swap file behind zswap --------
 
-zram_on "$DATA_BYTES"
+if [ "$KERNEL" = zram ]; then
+	zram_on "$DATA_BYTES"
+else
+	zswap_on "$DATA_BYTES" "$SWAP_DIR"
+	echo "# zswap compressor: $ZSWAP_COMP"
+fi
 CG=$(cg_new "$CG_BASE.kernel" "$LIMIT_MB") || die "cannot create memory cgroup $CG_BASE.kernel"
 mount -t tmpfs -o size="${FS_MB}m" tierfs-bench "$TMPFS_MNT" || die "tmpfs mount failed"
 run_side kernel "$TMPFS_MNT" kernel_stats
-R[zram_after.kernel]=$(zram_mm_stat 3)
-R[zram_max.kernel]=$(zram_mm_stat 5)
+if [ "$KERNEL" = zram ]; then
+	R[zram_after.kernel]=$(zram_mm_stat 3)
+	R[zram_max.kernel]=$(zram_mm_stat 5)
+else
+	R[zram_max.kernel]=${R[poolmem.kernel]-}
+fi
 if [ "$SAME_TOTAL" = 1 ]; then
 	zram_max=${R[zram_max.kernel]}
 	TIERFS_LIMIT_MB=$((LIMIT_MB + (zram_max + 1048575) / 1048576))
@@ -393,6 +498,7 @@ fi
 rm -f "$TMPFS_MNT/data" "$TMPFS_MNT/verify"
 umount "$TMPFS_MNT" || die "umount $TMPFS_MNT failed"
 zram_off || die "cannot measure tierfs while /dev/$ZRAM is still a swap device"
+zswap_off || die "cannot measure tierfs while $SWAPFILE is still a swap file"
 rmdir "$CG" 2>/dev/null
 
 # --- tierfs ---------------------------------------------------------------
@@ -401,7 +507,7 @@ CG=$(cg_new "$CG_BASE.tierfs" "$TIERFS_LIMIT_MB" noswap) || die "cannot create m
 # Not through in_cg: a function run in the background is a subshell, and $!
 # must be the daemon itself.
 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$TIERFS" "$TIERFS_MNT" -f \
-	-o "size=${FS_MB}m,mem=${MEM_MB}m,backend=$BACKEND,compressor=lz4,swapsize=${DATA_MB}m" \
+	-o "size=${FS_MB}m,${MEM_OPT}backend=$BACKEND,compressor=lz4,swapsize=${DATA_MB}m" \
 	2>>"$LOG" 9>&- &
 DAEMON_PID=$!
 wait_mounted "$TIERFS_MNT" "$DAEMON_PID" || die "tierfs did not mount $TIERFS_MNT: $(cat "$LOG")"
@@ -466,19 +572,26 @@ for side in kernel tierfs; do
 done
 
 echo
-printf '%-36s | %14s | %14s | %5s | %s\n' metric tmpfs+zram tierfs ratio "target (tierfs/kernel)"
+printf '%-36s | %14s | %14s | %5s | %s\n' metric "$KLABEL" tierfs ratio "target (tierfs/kernel)"
 row "seq write 1M fio (MiB/s)" "" write ">=" 1.00
 row "seq read 1M dd, cache dropped" "" read ">=" 1.00
 row "4K randread psync ${RUNTIME}s (IOPS)" "" randread ">=" 0.50
 row "4K mmap x$NR_MMAP_JOBS uniform (IOPS)" "" mmap_uniform ">=" 0.50
 row "4K mmap x$NR_MMAP_JOBS zipf:1.2 (IOPS)" "" mmap_zipf ">=" 0.50
 row "pool memory per stored byte" "" perbyte "<=" 1.10
+[ "$DRAIN" = 0 ] || row "drain, limits lifted (s)" "" drain "<=" 1.00
 printf '%-36s | %14s | %14s |\n' "compression ratio (orig/compressed)" \
 	"${R[ratio.kernel]:--}" "${R[ratio.tierfs]:--}"
 printf '%-36s | %14s | %14s |\n' "  stored (orig_data_size|stored_bytes)" \
 	"$(mib "${R[stored.kernel]-}")" "$(mib "${R[stored.tierfs]-}")${R[sampled]:+*}"
 printf '%-36s | %14s | %14s |\n' "  pool (mem_used_total|pool_bytes)" \
 	"$(mib "${R[poolmem.kernel]-}")" "$(mib "${R[poolmem.tierfs]-}")${R[sampled]:+*}"
+if [ "$KERNEL" = zswap ] || [ -n "${R[filetier.tierfs]-}" ]; then
+	printf '%-36s | %14s | %14s |\n' "  on the swap file (swaps Used|file tier)" \
+		"$(mib "${R[swapfile.kernel]-}")" "$(mib "${R[filetier.tierfs]-}")"
+	printf '%-36s | %14s | %14s |\n' "  written back | incompressible (pages)" \
+		"-" "${R[writebacks.tierfs]:--} | ${R[huge.tierfs]:--}"
+fi
 printf '%-36s | %14s | %14s |\n' "cgroup peak (max_usage_in_bytes)" \
 	"$(mib "${R[peak.kernel]-}")" "$(mib "${R[peak.tierfs]-}")"
 printf '%-36s | %14s | %14s |\n' "memory outside the cgroup" \
@@ -506,7 +619,7 @@ echo "zram's pool is not charged to the cgroup; tierfs's pool is (it lives in th
 # res LABEL UNIT KEY: tierfs against the kernel for R[KEY.*].
 res()
 {
-	result "$1" "$2" "${R[$3.tierfs]-}" tmpfs+zram "${R[$3.kernel]-}"
+	result "$1" "$2" "${R[$3.tierfs]-}" "$KLABEL" "${R[$3.kernel]-}"
 }
 
 mib_num()
@@ -527,17 +640,23 @@ if [ -n "$RESULTS" ]; then
 	res "compression ratio (zram orig/compr_data_size, tierfs stored/pool)" x ratio
 	res "$pool_label" B/B perbyte
 	result "cgroup peak (max_usage_in_bytes)" MiB "$(mib_num "${R[peak.tierfs]-}")" \
-		tmpfs+zram "$(mib_num "${R[peak.kernel]-}")"
-	result "memory outside the cgroup (zram mem_used_max)" MiB 0 \
-		tmpfs+zram "$(mib_num "${R[zram_max.kernel]-}")"
+		"$KLABEL" "$(mib_num "${R[peak.kernel]-}")"
+	result "memory outside the cgroup (zram mem_used_max, zswap pool after the write)" MiB 0 \
+		"$KLABEL" "$(mib_num "${R[zram_max.kernel]-}")"
+	[ "$DRAIN" = 0 ] || result "drain (tierctl drain | swapoff), limits lifted" s \
+		"${R[drain.tierfs]-}" "$KLABEL" "${R[drain.kernel]-}"
 	# The time of a side that stopped early is not a time of the workload.
 	if [ -z "${R[failed.kernel]-}" ] && [ -z "${R[failed.tierfs]-}" ]; then
 		res "time of the whole workload" s secs
 	fi
 	param "cgroup v1 memory.limit_in_bytes" "${LIMIT_MB} MiB (kernel), ${TIERFS_LIMIT_MB} MiB (tierfs)"
 	param data "${DATA_MB} MiB, fio buffer_compress_percentage=$COMPRESS refill_buffers randseed=1"
-	param "tierfs" "mem=${MEM_MB}m backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto, memsw limit = limit"
-	param "kernel" "tmpfs + zram lz4 disksize=${DATA_MB}MiB, swappiness=100"
+	param "tierfs" "${MEM_OPT:-no mem= (from the cgroup limit), }backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto, memsw limit = limit"
+	if [ "$KERNEL" = zram ]; then
+		param "kernel" "tmpfs + zram lz4 disksize=${DATA_MB}MiB, swappiness=100"
+	else
+		param "kernel" "tmpfs + zswap $ZSWAP_COMP max_pool_percent=20 + swap file ${DATA_MB}MiB in $SWAP_DIR, swappiness=100"
+	fi
 	param "random reads" "bs=4k ${RUNTIME}s each; mmap: $NR_MMAP_JOBS jobs, ${MMAP_JOB_MB} MiB region each"
 	for side in kernel tierfs; do
 		[ -z "${R[failed.$side]-}" ] ||
