@@ -71,3 +71,25 @@ finish() {
 	[ "$nr_failed" -eq 0 ] || return 1
 	[ "$nr_passed" -gt 0 ] || [ "$nr_skipped" -eq 0 ] || return 77
 }
+
+# A limit test's surroundings: skip in a sanitizer build (its quarantine and
+# shadow are not the daemon's data) and without a cgroup v1 memory
+# controller; then in_cg runs "$@" inside the cgroup "$cg", and unmount_cg
+# unmounts and removes "$cg" once the daemon has left it (it frees what it
+# holds first, which takes a while on a loaded machine).
+require_memcg_limits() {
+	case "${TIERFS_SANITIZED:-none}" in
+	none) ;;
+	*) echo "skip: a sanitizer build's memory use (quarantine, shadow) breaks any limit"; exit 77 ;;
+	esac
+	memcg_root=/sys/fs/cgroup/memory
+	[ -w "$memcg_root/cgroup.procs" ] || { echo "skip: no cgroup v1 memory controller"; exit 77; }
+}
+
+in_cg() { sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
+
+unmount_cg() {
+	fusermount3 -u "$mnt"
+	for _ in $(seq 300); do rmdir "$cg" 2>/dev/null && return; sleep 0.1; done
+	fail "unmount: the daemon's exit" "within 30 s" "pids $(tr '\n' ' ' <"$cg/cgroup.procs")still there"
+}

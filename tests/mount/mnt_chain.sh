@@ -21,12 +21,7 @@ tierfs_faulty=$3
 # shellcheck source=tests/mount/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-case "${TIERFS_SANITIZED:-none}" in
-none) ;;
-*) echo "skip: a sanitizer build's memory use (quarantine, shadow) breaks any limit"; exit 77 ;;
-esac
-memcg_root=/sys/fs/cgroup/memory
-[ -w "$memcg_root/cgroup.procs" ] || { echo "skip: no cgroup v1 memory controller"; exit 77; }
+require_memcg_limits
 built_in chain backend=file || { finish; exit; }
 cg=$memcg_root/tierfs-test-chain-$$
 limit_mb=192
@@ -55,19 +50,11 @@ want=$(md5 "$src")
 head -c $((48 << 20)) /dev/urandom | base64 -w 0 >"$work/src2"
 want2=$(md5 "$work/src2")
 
-in_cg() { sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
-
 # One number of a tier's stats: tier_of INDEX KEY.
 tier_of() {
 	"$tierctl" stats "$mnt" --json | python3 -c '
 import json, sys
 print(json.load(sys.stdin)["backend"]["tiers"][int(sys.argv[1])][sys.argv[2]])' "$1" "$2"
-}
-
-unmount_cg() {
-	fusermount3 -u "$mnt"
-	for _ in $(seq 300); do rmdir "$cg" 2>/dev/null && return; sleep 0.1; done
-	fail "unmount: the daemon's exit" "within 30 s" "pids $(tr '\n' ' ' <"$cg/cgroup.procs")still there"
 }
 
 check_all_exact() {

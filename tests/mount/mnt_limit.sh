@@ -22,20 +22,13 @@ tierctl=$2
 # shellcheck source=tests/mount/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-case "${TIERFS_SANITIZED:-none}" in
-none) ;;
-*) echo "skip: a sanitizer build's memory use (quarantine, shadow) breaks any limit"; exit 77 ;;
-esac
-memcg_root=/sys/fs/cgroup/memory
-[ -w "$memcg_root/cgroup.procs" ] || { echo "skip: no cgroup v1 memory controller"; exit 77; }
+require_memcg_limits
 cg=$memcg_root/tierfs-test-limit-$$
 limit_mb=160
 
 src=$work/src
 head -c $((400 << 20)) /dev/urandom >"$src"
 
-# Run "$@" inside the cgroup.
-in_cg() { sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
 
 # mount_in_cg NAME LIMIT_BYTES OPTIONS: a fresh cgroup of that limit, and
 # the daemon started in it (its warnings dropped); fails, and the case is
@@ -57,13 +50,6 @@ check_no_oom() {
 	[ "${kills:-0}" -eq 0 ] && ok "$1: no OOM kill" || fail "$1: OOM kills" 0 "$kills"
 }
 
-# Unmount, and remove the cgroup once the daemon has left it: it frees
-# what it holds first, which takes a while on a loaded machine.
-unmount_cg() {
-	fusermount3 -u "$mnt"
-	for _ in $(seq 300); do rmdir "$cg" 2>/dev/null && return; sleep 0.1; done
-	fail "unmount: the daemon's exit" "within 30 s" "pids $(tr '\n' ' ' <"$cg/cgroup.procs")still there"
-}
 
 check_backend() {
 	name=$1

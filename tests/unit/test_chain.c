@@ -139,6 +139,14 @@ static void check_empty(struct rig *r)
 	CHECK_EQ((uint64_t)0, t[1].st.stored_pages);
 }
 
+/* Free the slots, check that both tiers are empty, and destroy the chain. */
+static void rig_close(struct rig *r, const uint64_t *slots, unsigned int nr)
+{
+	r->chain->ops->free(r->chain, slots, nr);
+	check_empty(r);
+	r->chain->ops->destroy(r->chain);
+}
+
 /* Lowering the bound writes back the oldest entries; every page still loads. */
 static void test_writeback_order(const char *upper)
 {
@@ -172,9 +180,7 @@ static void test_writeback_order(const char *upper)
 	CHECK(!r.chain->ops->is_slot_sync(r.chain, slots[0]));
 	CHECK(r.chain->ops->is_slot_sync(r.chain, slots[NR - 1]));
 	check_loads(&r, slots, src, NR);
-	r.chain->ops->free(r.chain, slots, NR);
-	check_empty(&r);
-	r.chain->ops->destroy(r.chain);
+	rig_close(&r, slots, NR);
 out:
 	free(src);
 	check_clear_context();
@@ -203,12 +209,27 @@ static void test_huge(void)
 	CHECK(!r.chain->ops->is_slot_sync(r.chain, slots[1]));
 	CHECK(r.chain->ops->is_slot_sync(r.chain, slots[0]));
 	check_loads(&r, slots, src, 64);
-	r.chain->ops->free(r.chain, slots, 64);
-	check_empty(&r);
-	r.chain->ops->destroy(r.chain);
+	rig_close(&r, slots, 64);
 out:
 	free(src);
 	check_clear_context();
+}
+
+/* Store pages 0..nr-1, compressible, in one call: all go to the RAM tier. */
+static void rig_fill(struct rig *r, void **ptr, uint64_t *slots, unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++)
+		make_page(i, false, ptr[i]);
+	CHECK_EQ((int)nr, r->chain->ops->store(r->chain, ptr, nr, slots));
+}
+
+/* Lower the RAM tier's bound to a share of its pool: writeback starts. */
+static void rig_shrink(struct rig *r, unsigned int divisor)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+
+	tiers_of(r, t);
+	r->chain->ops->set_pool_max(r->chain, t[0].st.pool_bytes / divisor);
 }
 
 /* A file that fails every write: the entries stay in RAM and load; then they move. */
@@ -223,12 +244,9 @@ static void test_failed_writeback(void)
 	check_set_context("zpool+file failed writeback");
 	if (!rig_open("zpool", NR, 1ULL << 30, &r))
 		goto out;
-	for (unsigned int i = 0; i < 256; i++)
-		make_page(i, false, ptr[i]);
-	CHECK_EQ(256, r.chain->ops->store(r.chain, ptr, 256, slots));
+	rig_fill(&r, ptr, slots, 256);
 	CHECK_EQ(0, faulty_fail(r.file, FAULTY_STORE, 1, -EIO, true));
-	tiers_of(&r, t);
-	r.chain->ops->set_pool_max(r.chain, t[0].st.pool_bytes / 4);
+	rig_shrink(&r, 4);
 	CHECK_EQ(0, faulty_wait_calls(r.file, FAULTY_STORE, 2, 5000));
 	tiers_of(&r, t);
 	CHECK(t[0].nr_writeback_errors > 0);
@@ -243,9 +261,7 @@ static void test_failed_writeback(void)
 	CHECK(t[1].st.stored_pages > 0);
 	CHECK_EQ((uint64_t)256, t[0].st.stored_pages + t[1].st.stored_pages);
 	check_loads(&r, slots, src, 256);
-	r.chain->ops->free(r.chain, slots, 256);
-	check_empty(&r);
-	r.chain->ops->destroy(r.chain);
+	rig_close(&r, slots, 256);
 out:
 	free(src);
 	check_clear_context();
@@ -266,12 +282,9 @@ static void test_free_during_writeback(void)
 	check_set_context("zpool+file free during writeback");
 	if (!rig_open("zpool", NR, 1ULL << 30, &r))
 		goto out;
-	for (unsigned int i = 0; i < 256; i++)
-		make_page(i, false, ptr[i]);
-	CHECK_EQ(256, r.chain->ops->store(r.chain, ptr, 256, slots));
+	rig_fill(&r, ptr, slots, 256);
 	faulty_gate_close(r.file, FAULTY_STORE);
-	tiers_of(&r, t);
-	r.chain->ops->set_pool_max(r.chain, t[0].st.pool_bytes / 4);
+	rig_shrink(&r, 4);
 	CHECK_EQ(0, faulty_wait_calls(r.file, FAULTY_STORE, 1, 5000));
 	check_loads(&r, slots, src, 256);
 	r.chain->ops->free(r.chain, slots, 256);
@@ -290,9 +303,7 @@ static void test_free_during_writeback(void)
 	r.chain->ops->set_pool_max(r.chain, 0);
 	CHECK_EQ(256, r.chain->ops->store(r.chain, ptr, 256, slots));
 	check_loads(&r, slots, src, 256);
-	r.chain->ops->free(r.chain, slots, 256);
-	check_empty(&r);
-	r.chain->ops->destroy(r.chain);
+	rig_close(&r, slots, 256);
 out:
 	free(src);
 	check_clear_context();
@@ -313,9 +324,9 @@ static void test_ram_faults(void)
 	check_set_context("zpool+file RAM tier faults");
 	if (!rig_open("zpool", NR, 1ULL << 30, &r))
 		goto out;
+	CHECK_EQ(0, faulty_fail(r.ram, FAULTY_STORE, 1, -EIO, false));
 	for (unsigned int i = 0; i < 64; i++)
 		make_page(i, false, ptr[i]);
-	CHECK_EQ(0, faulty_fail(r.ram, FAULTY_STORE, 1, -EIO, false));
 	CHECK_EQ(32, r.chain->ops->store(r.chain, ptr, 32, slots));
 	CHECK_EQ(32, r.chain->ops->store(r.chain, ptr + 32, 32, slots + 32));
 	tiers_of(&r, t);
@@ -335,9 +346,7 @@ static void test_ram_faults(void)
 		free(dst);
 	}
 	check_loads(&r, slots, src, 64);
-	r.chain->ops->free(r.chain, slots, 64);
-	check_empty(&r);
-	r.chain->ops->destroy(r.chain);
+	rig_close(&r, slots, 64);
 out:
 	free(src);
 	check_clear_context();
@@ -368,9 +377,7 @@ static void test_full(void)
 	r.chain->ops->set_pool_max(r.chain, 1ULL << 30);
 	CHECK_EQ(64, r.chain->ops->store(r.chain, ptr + 32, 64, slots + 32));
 	check_loads(&r, slots, src, 96);
-	r.chain->ops->free(r.chain, slots, 96);
-	check_empty(&r);
-	r.chain->ops->destroy(r.chain);
+	rig_close(&r, slots, 96);
 out:
 	free(src);
 	check_clear_context();
