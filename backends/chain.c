@@ -94,9 +94,8 @@ struct chain {
 	uint64_t *fifo;
 	size_t fifo_cap, fifo_head, fifo_len;
 
-	_Atomic uint64_t pool_max;	   /* bytes of the RAM tier's pool_bytes */
-	atomic_bool is_full;		   /* at the bound: stores go to the file */
-	atomic_uint_fast64_t nr_map_pages; /* map pages touched, high water */
+	_Atomic uint64_t pool_max; /* bytes of the RAM tier's pool_bytes */
+	atomic_bool is_full;	   /* at the bound: stores go to the file */
 
 	pthread_t thread; /* started by the first store */
 	pthread_mutex_t wb_lock;
@@ -445,7 +444,7 @@ static void fifo_make_room(struct chain *ch, size_t nr)
 		cap *= 2;
 	grown = malloc(cap * sizeof(*grown));
 	if (!grown)
-		return; /* what does not fit is written back late: by the next sweep */
+		return; /* what does not fit stays in the RAM tier until it is freed */
 	for (size_t i = 0; i < ch->fifo_len; i++)
 		grown[i] = ch->fifo[(ch->fifo_head + i) % ch->fifo_cap];
 	free(ch->fifo);
@@ -512,10 +511,10 @@ static void chain_unclaim(struct chain *ch, uint64_t slot, uint64_t upper_slot)
  */
 static int chain_writeback_batch(struct chain *ch)
 {
-	uint64_t cs[CHAIN_BATCH], ts[CHAIN_BATCH], ls[CHAIN_BATCH], done_ts[CHAIN_BATCH];
+	uint64_t cs[CHAIN_BATCH], ts[CHAIN_BATCH], ls[CHAIN_BATCH];
+	uint64_t done_cs[CHAIN_BATCH], done_ts[CHAIN_BATCH];
 	void *pages[CHAIN_BATCH];
 	unsigned int nr = fifo_claim(ch, cs, ts, CHAIN_BATCH), nr_done = 0;
-	bool touched[CHAIN_BATCH] = { false };
 	int stored, err = 0;
 
 	if (!nr)
@@ -546,19 +545,17 @@ static int chain_writeback_batch(struct chain *ch)
 			chain_slot_put(ch, cs[i]);
 			continue;
 		}
-		touched[i] = true;
+		done_cs[nr_done] = cs[i];
 		done_ts[nr_done++] = ts[i];
 	}
-	/* Loads that read a moved RAM slot before the switch finish first. */
-	for (unsigned int i = 0; i < nr; i++) {
-		struct chain_shard *sh = chain_shard_of(ch, cs[i]);
-		bool is_seen = false;
+	/*
+	 * Loads that read a moved RAM slot before the switch finish first: each
+	 * shard's lock once per run of its slots (store order mostly keeps them together).
+	 */
+	for (unsigned int i = 0; i < nr_done; i++) {
+		struct chain_shard *sh = chain_shard_of(ch, done_cs[i]);
 
-		if (!touched[i])
-			continue;
-		for (unsigned int j = 0; j < i && !is_seen; j++)
-			is_seen = touched[j] && chain_shard_of(ch, cs[j]) == sh;
-		if (is_seen)
+		if (i && sh == chain_shard_of(ch, done_cs[i - 1]))
 			continue;
 		pthread_rwlock_wrlock(&sh->tier_lock);
 		pthread_rwlock_unlock(&sh->tier_lock);
@@ -686,6 +683,7 @@ static void chain_get_stats(struct tier_backend *b, struct backend_stats *st)
 {
 	struct chain *ch = chain_of(b);
 	struct backend_stats up, low;
+	uint64_t meta;
 
 	ch->upper->ops->get_stats(ch->upper, &up);
 	ch->lower->ops->get_stats(ch->lower, &low);
@@ -695,8 +693,9 @@ static void chain_get_stats(struct tier_backend *b, struct backend_stats *st)
 	st->pool_bytes = up.pool_bytes + low.pool_bytes;
 	/* What the chain surely holds: the file's slots (the pool adds as it compresses). */
 	st->capacity_bytes = low.capacity_bytes;
-	st->meta_bytes = chain_meta_bytes(ch) + low.meta_bytes;
-	st->ram_bytes = up.ram_bytes + low.ram_bytes + chain_meta_bytes(ch);
+	meta = chain_meta_bytes(ch);
+	st->meta_bytes = meta + low.meta_bytes;
+	st->ram_bytes = up.ram_bytes + low.ram_bytes + meta;
 	st->nr_stores = atomic_load(&ch->nr_stores);
 	st->nr_loads = atomic_load(&ch->nr_loads);
 	st->nr_frees = atomic_load(&ch->nr_frees);

@@ -181,12 +181,12 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 			ITEM(g, "stores", ts->st.nr_stores, UNIT_COUNT);
 			ITEM(g, "writebacks", ts->nr_writebacks, UNIT_COUNT);
 			ITEM(g, "rejects", ts->nr_rejects, UNIT_COUNT);
+			/* auto: direct for a synchronous tier, as readahead_effective_at picks. */
 			STR(g, "readahead",
-			    readahead_name(
-				    atomic_load(&ds->ra.policy) != READAHEAD_AUTO ?
-					    (enum readahead_policy)atomic_load(&ds->ra.policy) :
-				    ts->is_sync ? READAHEAD_DIRECT :
-						  readahead_effective(&ds->ra, ds->backend)));
+			    readahead_name(ts->is_sync && atomic_load(&ds->ra.policy) ==
+								   READAHEAD_AUTO ?
+						   READAHEAD_DIRECT :
+						   readahead_effective(&ds->ra, ds->backend)));
 			if (t + 1 < nr_tiers) {
 				ITEM(g, "pool_max_bytes", ts->pool_max_bytes, UNIT_BYTES);
 				ITEM(g, "rejects_huge", ts->nr_rejects_huge, UNIT_COUNT);
