@@ -196,7 +196,7 @@ static bool update_locked(struct data_space *ds)
 		ds->backend->ops->get_stats(ds->backend, &bs);
 	if (limit) {
 		struct budget_footprint fp;
-		uint64_t other, room, rss, headroom, model, excess;
+		uint64_t other, room, rss, headroom, model, excess, ram_pool;
 
 		/*
 		 * The stock is budgeted at its target; a surplus (left by
@@ -241,7 +241,13 @@ static bool update_locked(struct data_space *ds)
 				headroom + pool_reserve_locked(ds);
 		other = steady_other(&ds->budget, other, limit);
 		room = limit > other ? (limit - other) >> PAGE_SHIFT : 0;
-		data_bytes = limit + fp.backend > other ? limit + fp.backend - other : 0;
+		/*
+		 * A RAM pool's bytes hold data, so they count back; its slot
+		 * metadata does not, and stays in other, whose steadiness keeps
+		 * df's size from creeping up as the index grows.
+		 */
+		ram_pool = ds->backend && ds->backend->ops->is_sync ? bs.pool_bytes : 0;
+		data_bytes = limit + ram_pool > other ? limit + ram_pool - other : 0;
 		if (room < BUDGET_MIN_PAGES) {
 			is_full = true;
 			room = BUDGET_MIN_PAGES;
