@@ -688,17 +688,21 @@ static void chain_get_stats(struct tier_backend *b, struct backend_stats *st)
 	ch->upper->ops->get_stats(ch->upper, &up);
 	ch->lower->ops->get_stats(ch->lower, &low);
 	memset(st, 0, sizeof(*st));
-	st->stored_pages = up.stored_pages + low.stored_pages;
-	st->stored_bytes = up.stored_bytes + low.stored_bytes;
+	/*
+	 * The pages the caller holds slots for: a page in flight to the file is
+	 * in both tiers, and a freed one stays in them until its writeback ends.
+	 */
+	st->nr_frees = atomic_load(&ch->nr_frees);
+	st->nr_stores = atomic_load(&ch->nr_stores);
+	st->stored_pages = st->nr_stores - st->nr_frees;
+	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->pool_bytes = up.pool_bytes + low.pool_bytes;
 	/* What the chain surely holds: the file's slots (the pool adds as it compresses). */
 	st->capacity_bytes = low.capacity_bytes;
 	meta = chain_meta_bytes(ch);
 	st->meta_bytes = meta + low.meta_bytes;
 	st->ram_bytes = up.ram_bytes + low.ram_bytes + meta;
-	st->nr_stores = atomic_load(&ch->nr_stores);
 	st->nr_loads = atomic_load(&ch->nr_loads);
-	st->nr_frees = atomic_load(&ch->nr_frees);
 	st->nr_store_errors =
 		up.nr_store_errors + low.nr_store_errors + atomic_load(&ch->nr_store_errors);
 	st->nr_load_errors = atomic_load(&ch->nr_load_errors);

@@ -325,6 +325,20 @@ static void test_concurrent(const struct config *c)
 	}
 	stats_of(b, &st);
 	CHECK_EQ((uint64_t)0, st.stored_pages);
+	/* A chain's tiers let go too, once a writeback of freed pages ends. */
+	if (b->ops->get_tiers) {
+		struct backend_tier_stats t[BACKEND_MAX_TIERS];
+		unsigned int nr = 0, held = 1;
+
+		for (int i = 0; i < 500 && held; i++, usleep(10000)) {
+			nr = b->ops->get_tiers(b, t, BACKEND_MAX_TIERS);
+			held = 0;
+			for (unsigned int k = 0; k < nr; k++)
+				held += (unsigned int)t[k].st.stored_pages;
+		}
+		CHECK_EQ(2u, nr);
+		CHECK_EQ(0u, held);
+	}
 	b->ops->destroy(b);
 	check_set_context("%s", "");
 }
