@@ -364,7 +364,7 @@ zswap_off()
 # pool, Zswapped: the data it holds).
 meminfo_bytes()
 {
-	awk -v k="$1:" '$1 == k { print $2 * 1024 }' /proc/meminfo
+	awk -v k="$1:" '$1 == k { printf "%.0f\n", $2 * 1024 }' /proc/meminfo
 }
 
 # zram_mm_stat FIELD: a field of the zram device's mm_stat (1 orig_data_size,

@@ -312,7 +312,7 @@ sampler()
 
 	while :; do
 		if "$TIERCTL" stats "$TIERFS_MNT" --json >"$json" 2>/dev/null; then
-			rss=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$DAEMON_PID/status" 2>/dev/null)
+			rss=$(awk '/^VmRSS:/ { printf "%.0f\n", $2 * 1024 }' "/proc/$DAEMON_PID/status" 2>/dev/null)
 			echo "$(json_num resident_bytes "$json") $(json_num pool_bytes "$json")" \
 				"${rss:-0} $(cat "$CG/memory.usage_in_bytes")" \
 				"$(json_num stored_bytes "$json") $(json_num backed_bytes "$json")" \
@@ -361,7 +361,7 @@ kernel_stats()
 		R[stored.kernel]=$(meminfo_bytes Zswapped)
 		R[compr.kernel]=$(meminfo_bytes Zswap)
 		R[poolmem.kernel]=${R[compr.kernel]}
-		R[swapfile.kernel]=$(awk -v f="$SWAPFILE" '$1 == f { print $4 * 1024 }' /proc/swaps)
+		R[swapfile.kernel]=$(awk -v f="$SWAPFILE" '$1 == f { printf "%.0f\n", $4 * 1024 }' /proc/swaps)
 		[ "${R[compr.kernel]}" -gt 0 ] && R[ratio.kernel]=$(awk -v o="${R[stored.kernel]}" \
 			-v c="${R[compr.kernel]}" 'BEGIN { printf "%.2f\n", o / c }')
 		return
