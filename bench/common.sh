@@ -170,21 +170,23 @@ wait_mounted()
 	is_mounted "$1"
 }
 
-# json_num KEY FILE: the first number stored under "KEY" in tierctl's JSON.
 # unmount_daemon MNT PID: unmount a FUSE mount, give its daemon (PID, may be
-# empty) 5 s to exit, then kill it.  Returns the daemon's exit status (0 without one).
+# empty) 30 s to exit, then kill it.  Returns the daemon's exit status (0 without one).
 unmount_daemon()
 {
 	if is_mounted "$1"; then
 		fusermount3 -u "$1" 2>/dev/null || umount "$1" 2>/dev/null || umount -l "$1"
 	fi
 	[ -n "${2-}" ] || return 0
-	for _ in $(seq 50); do
+	for _ in $(seq 300); do
 		kill -0 "$2" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill "$2" 2>/dev/null
+	kill "$2" 2>/dev/null && echo "$NAME: daemon $2 still ran 30 s after the unmount" >&2
 	wait "$2" 2>/dev/null
+	local rc=$?
+	case $rc in 0|127) ;; *) echo "$NAME: daemon $2 exited with status $rc" >&2 ;; esac
+	return "$rc"
 }
 
 # die_daemon WHAT PID LOG: die saying what failed, whether the daemon PID
@@ -197,6 +199,7 @@ die_daemon()
 	die "$1 (daemon $state): $(tail -n 5 "$3" | tr '\n' ' ')"
 }
 
+# json_num KEY FILE: the first number stored under "KEY" in tierctl's JSON.
 json_num()
 {
 	grep -o "\"$1\":[0-9.]*" "$2" | head -n 1 | cut -d: -f2
