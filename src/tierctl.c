@@ -394,8 +394,9 @@ static void print_usage(FILE *f, bool is_full)
 {
 	for (size_t i = 0; i < NR_COMMANDS; i++)
 		fprintf(f, "%s %s\n", i ? "      " : "usage:", commands[i].synopsis);
-	fputs("       tierctl [COMMAND] --help\n", f);
+	fputs("       tierctl [COMMAND] --help, tierctl -V|--version\n", f);
 	fputs("options: --timeout SECONDS  wait that long for the daemon (default 5)\n", f);
+	fputs("a command's options may come before or after its MOUNTPOINT\n", f);
 	if (!is_full)
 		return;
 	fputs("\n", f);
@@ -407,6 +408,31 @@ static void print_usage(FILE *f, bool is_full)
 static bool is_help(const char *arg)
 {
 	return !strcmp(arg, "-h") || !strcmp(arg, "--help");
+}
+
+/*
+ * Move the mount point to the front of a command's arguments, so that its
+ * options may come before it ("stats --json MNT") as well as after.  It is
+ * the first argument that is no option and no option's value.  Returns
+ * false when there is none.
+ */
+static bool mount_first(int argc, char **argv)
+{
+	static const char *const with_value[] = { "--to" };
+
+	for (int i = 0; i < argc; i++) {
+		char *mnt = argv[i];
+
+		if (mnt[0] != '-') {
+			memmove(argv + 1, argv, (size_t)i * sizeof(argv[0]));
+			argv[0] = mnt;
+			return true;
+		}
+		for (size_t j = 0; j < sizeof(with_value) / sizeof(with_value[0]); j++)
+			if (!strcmp(mnt, with_value[j]))
+				i++;
+	}
+	return false;
 }
 
 /*
@@ -461,6 +487,10 @@ int main(int argc, char **argv)
 		print_usage(stdout, true);
 		return 0;
 	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		puts("tierctl " TIERFS_VERSION);
+		return 0;
+	}
 	for (size_t i = 0; i < NR_COMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			cmd = &commands[i];
@@ -475,7 +505,12 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
-	ret = argc < 3 ? EXIT_USAGE : cmd->run(argv[2], argc - 3, argv + 3);
+	if (!mount_first(argc - 2, argv + 2)) {
+		fprintf(stderr, "tierctl: %s: want a MOUNTPOINT\n", cmd->name);
+		ret = EXIT_USAGE;
+	} else {
+		ret = cmd->run(argv[2], argc - 3, argv + 3);
+	}
 	if (ret == EXIT_USAGE)
 		fprintf(stderr, "usage: %s\n", cmd->synopsis);
 	return ret;

@@ -133,6 +133,15 @@ check_usage() {
 	expect "drain --to disk: exit 2" 2 $?
 	"$tierctl" drain --help >/dev/null 2>&1
 	expect "drain --help: exit 0" 0 $?
+	out=$("$tierctl" --version 2>&1)
+	expect "--version: exit 0" 0 $?
+	expect_line "--version names tierctl and its version" "^tierctl [0-9]+\.[0-9]+\.[0-9]+$" "$out"
+	"$tierctl" stats --json "$work" >/dev/null 2>&1
+	expect "stats --json before the mount point takes it: exit 3" 3 $?
+	"$tierctl" stats --json >/dev/null 2>&1
+	expect "stats --json with no mount point: exit 2" 2 $?
+	"$tierctl" drain --to disk "$mnt" >/dev/null 2>&1
+	expect "drain --to disk before the mount point: exit 2" 2 $?
 }
 
 # 1 and 2: refused while it cannot fit, then everything back byte-exact.
