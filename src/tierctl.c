@@ -153,6 +153,20 @@ static int cmd_reclaim(const char *mnt, int argc, char **argv)
 	return ret;
 }
 
+static int cmd_reset_peaks(const char *mnt, int argc, char **argv)
+{
+	int ret;
+
+	if (argc) {
+		fprintf(stderr, "tierctl: reset-peaks: unknown argument '%s'\n", argv[0]);
+		return EXIT_USAGE;
+	}
+	ret = ask(mnt, "reset-peaks");
+	if (!ret)
+		fputs(reply, stdout);
+	return ret;
+}
+
 /* A reply to stdout, but its "warning:" lines to stderr. */
 static void print_reply(const char *mnt)
 {
@@ -369,6 +383,9 @@ static const struct command commands[] = {
 	{ "reclaim", cmd_reclaim, "tierctl reclaim MOUNTPOINT SIZE|all",
 	  "  Evict SIZE bytes (" OPTIONS_SUFFIXES " suffix) or all resident pages to the\n"
 	  "  backend now.  Root or the user who mounted only.\n" },
+	{ "reset-peaks", cmd_reset_peaks, "tierctl reset-peaks MOUNTPOINT",
+	  "  Start footprint_peak_bytes and pool_peak_bytes again from what is held now\n"
+	  "  (as writing zram's mem_used_max).  Root or the user who mounted only.\n" },
 	{ "set", cmd_set, "tierctl set MOUNTPOINT KEY=VALUE...",
 	  "  Change settings of the running daemon, all or none, and print them all:\n"
 	  "    size=SIZE       file data limit (" OPTIONS_SUFFIXES " suffix or N% of RAM); 0 =\n"

@@ -42,6 +42,10 @@ struct budget {
 	bool is_pool_max_pct;
 	/* The FUSE transport's buffers (mapped); written by the edge, lock or not. */
 	atomic_uint_fast64_t transport_bytes;
+	/* The highest footprint and RAM pool seen since mount or the last reset. */
+	atomic_uint_fast64_t peak_footprint_bytes;
+	atomic_uint_fast64_t peak_pool_bytes;
+	atomic_uint_fast64_t peak_mark_pages; /* data at the last sample from charge() */
 };
 
 /* What the file data costs in memory, in bytes. */
@@ -161,5 +165,22 @@ bool budget_update(struct data_space *ds, bool force);
  * recomputation for each refusal.
  */
 bool budget_refresh(struct data_space *ds);
+
+/*
+ * The peaks, as zram's mem_used_max: the footprint and a RAM backend's
+ * pool are sampled at every budget update (each reclaim batch, statfs, a
+ * limit change), at every stats read, and when a charge finds the data
+ * BUDGET_PEAK_STEP pages away from where the last such sample saw it, so
+ * a peak is never below what stats showed and misses a high by at most
+ * about that step.
+ * budget_sample_peaks() takes a sample now; budget_reset_peaks() starts
+ * the peaks again from what is held now.
+ */
+#define BUDGET_PEAK_STEP 256
+void budget_sample_peaks(struct data_space *ds);
+void budget_reset_peaks(struct data_space *ds);
+
+/* From charge(): a sample when nr_pages is a step away from the last one. */
+void budget_note_growth(struct data_space *ds, uint64_t nr_pages);
 
 #endif

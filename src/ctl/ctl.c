@@ -327,6 +327,13 @@ int ctl_handle_counted(struct tierfs *fs, const struct ctl_counters *cc, const c
 			return refuse(peer_uid, "drain", buf, size);
 		return handle_drain(fs, request[5] ? request + 6 : "", buf, size);
 	}
+	if (!strcmp(request, "reset-peaks")) {
+		if (!may_change(peer_uid))
+			return refuse(peer_uid, "reset-peaks", buf, size);
+		budget_reset_peaks(&fs->data);
+		snprintf(buf, size, "ok\n");
+		return 0;
+	}
 	if (!strncmp(request, "reclaim ", 8)) {
 		uint64_t bytes = UINT64_MAX, freed;
 

@@ -49,7 +49,7 @@ struct stat_item {
 
 #define NR_TIER_ITEMS 16
 /* The chain's writebacks total and its tiers' items besides the rest. */
-#define NR_STAT_ITEMS (113 + TRANSPORT_NR_OPCODES + BACKEND_MAX_TIERS * NR_TIER_ITEMS)
+#define NR_STAT_ITEMS (117 + TRANSPORT_NR_OPCODES + BACKEND_MAX_TIERS * NR_TIER_ITEMS)
 
 /* A chain's tiers: groups "tier:NAME", an array backend.tiers[] in the JSON. */
 #define TIER_GROUP_PREFIX "tier:"
@@ -118,6 +118,8 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	STR(NULL, "mem_source", mem_source(fs, source, sizeof(source)));
 	ITEM(NULL, "resident_bytes", ps.nr_in_use * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "footprint_bytes", fp.total, UNIT_BYTES);
+	ITEM(NULL, "footprint_peak_bytes", atomic_load(&ds->budget.peak_footprint_bytes),
+	     UNIT_BYTES);
 	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_COUNT);
 	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_COUNT);
 	ITEM(NULL, "max_inodes", atomic_load(&fs->ns.max_inodes), UNIT_COUNT);
@@ -131,6 +133,9 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	ITEM("pool", "alloc_failures", ps.nr_alloc_failures, UNIT_COUNT);
 	if (ds->backend) {
 		static _Thread_local char name[32], groups[BACKEND_MAX_TIERS][32];
+		/* A chain compresses when its RAM tier does. */
+		const struct tier_backend_ops *ram = fs->opts.upper ? fs->opts.upper :
+								      fs->opts.backend;
 		struct backend_tier_stats tiers[BACKEND_MAX_TIERS];
 		unsigned int nr_tiers = 0;
 
@@ -138,9 +143,16 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 			nr_tiers =
 				ds->backend->ops->get_tiers(ds->backend, tiers, BACKEND_MAX_TIERS);
 		STR("backend", "name", options_backend_name(&fs->opts, name, sizeof(name)));
+		if (ram && ram->is_compressed) {
+			STR("backend", "compressor", fs->opts.codec->name);
+			ITEM("backend", "compressor_level", (uint64_t)fs->opts.codec_level,
+			     UNIT_COUNT);
+		}
 		ITEM("backend", "stored_pages", bs.stored_pages, UNIT_COUNT);
 		ITEM("backend", "stored_bytes", bs.stored_bytes, UNIT_BYTES);
 		ITEM("backend", "pool_bytes", bs.pool_bytes, UNIT_BYTES);
+		ITEM("backend", "pool_peak_bytes", atomic_load(&ds->budget.peak_pool_bytes),
+		     UNIT_BYTES);
 		ITEM("backend", "capacity_bytes", bs.capacity_bytes, UNIT_BYTES);
 		ITEM("backend", "stores", bs.nr_stores, UNIT_COUNT);
 		ITEM("backend", "loads", bs.nr_loads, UNIT_COUNT);

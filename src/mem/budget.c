@@ -44,6 +44,22 @@ static void footprint_of(struct data_space *ds, const struct pagepool_stats *ps,
 	out->total = out->resident + out->stock + out->backend + out->descriptors + out->transport;
 }
 
+static void raise_to(atomic_uint_fast64_t *peak, uint64_t v)
+{
+	uint64_t old = atomic_load_explicit(peak, memory_order_relaxed);
+
+	while (v > old && !atomic_compare_exchange_weak(peak, &old, v))
+		;
+}
+
+/* Both peaks at least what fp and bs show. */
+static void note_peaks(struct data_space *ds, const struct budget_footprint *fp,
+		       const struct backend_stats *bs)
+{
+	raise_to(&ds->budget.peak_footprint_bytes, fp->total);
+	raise_to(&ds->budget.peak_pool_bytes, bs->pool_bytes);
+}
+
 void budget_footprint(struct data_space *ds, struct budget_footprint *out)
 {
 	struct pagepool_stats ps;
@@ -53,6 +69,32 @@ void budget_footprint(struct data_space *ds, struct budget_footprint *out)
 	if (ds->backend)
 		ds->backend->ops->get_stats(ds->backend, &bs);
 	footprint_of(ds, &ps, &bs, out);
+	note_peaks(ds, out, &bs);
+}
+
+void budget_sample_peaks(struct data_space *ds)
+{
+	struct budget_footprint fp;
+
+	budget_footprint(ds, &fp);
+}
+
+void budget_note_growth(struct data_space *ds, uint64_t nr_pages)
+{
+	uint64_t mark = atomic_load_explicit(&ds->budget.peak_mark_pages, memory_order_relaxed);
+
+	if (nr_pages >= mark + BUDGET_PEAK_STEP || nr_pages + BUDGET_PEAK_STEP <= mark) {
+		atomic_store_explicit(&ds->budget.peak_mark_pages, nr_pages, memory_order_relaxed);
+		budget_sample_peaks(ds);
+	}
+}
+
+void budget_reset_peaks(struct data_space *ds)
+{
+	atomic_store(&ds->budget.peak_footprint_bytes, 0);
+	atomic_store(&ds->budget.peak_pool_bytes, 0);
+	atomic_store(&ds->budget.peak_mark_pages, atomic_load(&ds->nr_pages));
+	budget_sample_peaks(ds);
 }
 
 /* Anonymous memory of the daemon, from /proc/self/statm; 0 if unknown. */
@@ -185,6 +227,7 @@ static bool update_locked(struct data_space *ds)
 {
 	struct pagepool_stats ps;
 	struct backend_stats bs = { 0 };
+	struct budget_footprint fp;
 	uint64_t mem = ds->budget.mem_cap_pages ? ds->budget.mem_cap_pages : UINT64_MAX, old;
 	uint64_t limit = limit_locked(ds), data_bytes = 0, weight;
 	bool is_full = false;
@@ -194,8 +237,9 @@ static bool update_locked(struct data_space *ds)
 		ds->backend->ops->set_pool_max(ds->backend, pool_max_locked(ds));
 	if (ds->backend)
 		ds->backend->ops->get_stats(ds->backend, &bs);
+	footprint_of(ds, &ps, &bs, &fp);
+	note_peaks(ds, &fp, &bs);
 	if (limit) {
-		struct budget_footprint fp;
 		uint64_t other, room, rss, headroom, model, excess, ram_pool;
 
 		/*

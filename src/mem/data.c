@@ -52,6 +52,7 @@ static int charge(struct data_space *ds, uint64_t nr, uint64_t nr_filled)
 			goto refuse;
 		}
 	}
+	budget_note_growth(ds, before + nr);
 	return 0;
 
 refuse:

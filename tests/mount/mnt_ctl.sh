@@ -407,10 +407,59 @@ check_permissions() {
 	out=$(as_nobody reclaim "$mnt" all 2>&1)
 	expect "$name: nobody: reclaim all: exit 1" 1 $?
 	expect_in "$name: nobody: reclaim: permission denied" "permission denied" "$out"
+	out=$(as_nobody reset-peaks "$mnt" 2>&1)
+	expect "$name: nobody: reset-peaks: exit 1" 1 $?
+	expect_in "$name: nobody: reset-peaks: permission denied" "permission denied" "$out"
 	out=$(as_nobody drain "$mnt" 2>&1)
 	expect "$name: nobody: drain: exit 1" 1 $?
 	expect_in "$name: nobody: drain: permission denied" "permission denied" "$out"
 	expect "$name: nobody changed no budget" "$budget" "$(stat_of mem_budget_bytes)"
+}
+
+# at_least NAME A B: A >= B, both numbers.
+at_least() {
+	if [ "${2:-x}" -ge "${3:-0}" ] 2>/dev/null; then
+		ok "$1 ($2 >= $3)"
+	else
+		fail "$1" ">= ${3:-?}" "${2:-none}"
+	fi
+}
+
+# 8: the peaks of the footprint and the pool hold after a delete and
+# start again on reset-peaks; the compressor is named.
+check_peaks() {
+	name=$1
+
+	json=$("$tierctl" stats "$mnt" --json)
+	one() { printf '%s' "$json" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+	at_least "$name: footprint_peak_bytes >= footprint_bytes" \
+		"$(one footprint_peak_bytes)" "$(one footprint_bytes)"
+	at_least "$name: pool_peak_bytes >= pool_bytes" "$(one pool_peak_bytes)" "$(one pool_bytes)"
+	expect_in "$name: stats name the compressor" '"compressor":"lz4"' "$json"
+	expect_in "$name: stats give the compressor's level" '"compressor_level":' "$json"
+
+	cp "$src" "$mnt/peak" && "$tierctl" reclaim "$mnt" all >/dev/null
+	high=$(stat_of pool_peak_bytes)
+	fp_high=$(stat_of footprint_peak_bytes)
+	rm "$mnt/peak"
+	low=$(stat_of pool_bytes)
+	if [ "${low:-x}" -lt "${high:-0}" ] 2>/dev/null; then
+		ok "$name: deleting a swapped file shrinks the pool ($high -> $low)"
+	else
+		fail "$name: pool_bytes after a delete" "< ${high:-?}" "${low:-none}"
+	fi
+	at_least "$name: the pool's peak stays after the delete" "$(stat_of pool_peak_bytes)" "$high"
+	out=$("$tierctl" reset-peaks "$mnt" 2>&1)
+	expect "$name: reset-peaks: exit 0" 0 $?
+	peak=$(stat_of pool_peak_bytes)
+	if [ "${peak:-x}" -lt "$high" ] 2>/dev/null; then
+		ok "$name: reset-peaks lowers the pool's peak ($high -> $peak)"
+	else
+		fail "$name: pool_peak_bytes after reset-peaks" "< $high" "${peak:-none}"
+	fi
+	at_least "$name: the peak after the reset is what is held" "$peak" "$(stat_of pool_bytes)"
+	at_least "$name: the footprint's peak after the reset is no higher" \
+		"$fp_high" "$(stat_of footprint_peak_bytes)"
 }
 
 # 7: requests no tierctl sends, straight to the socket.
@@ -519,6 +568,7 @@ check_backend() {
 	*)
 		check_set "$name"
 		check_permissions "$name"
+		check_peaks "$name"
 		check_malformed "$name"
 		;;
 	esac
