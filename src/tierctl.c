@@ -3,15 +3,21 @@
  * tierctl: watch and steer a mounted tierfs through its control channel.
  * One function per command; each returns the exit status.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <jansson.h>
 
 #include "tierfs/clock.h"
 #include "tierfs/ctl.h"
@@ -32,9 +38,11 @@ enum {
 
 struct command {
 	const char *name;
-	int (*run)(const char *mnt, int argc, char **argv);
+	int (*run)(const char *mnt, int argc, char **argv); /* mnt NULL: no_mount */
 	const char *synopsis;
 	const char *help;
+	bool has_no_mount;		  /* it takes no MOUNTPOINT */
+	void (*print_more_help)(FILE *f); /* after help, or NULL */
 };
 
 static char reply[CTL_REPLY_MAX];
@@ -164,6 +172,346 @@ static int cmd_reset_peaks(const char *mnt, int argc, char **argv)
 	ret = ask(mnt, "reset-peaks");
 	if (!ret)
 		fputs(reply, stdout);
+	return ret;
+}
+
+/* What a list column shows, and where the stats JSON has it. */
+enum column_kind { COL_PATH, COL_OWNER, COL_BYTES, COL_RATIO, COL_COUNT, COL_STRING };
+
+struct list_column {
+	const char *name;  /* the header, and its --output name */
+	const char *group; /* the JSON object it is in; NULL: the top */
+	const char *key;
+	enum column_kind kind;
+	const char *help;
+};
+
+static const struct list_column list_columns[] = {
+	{ "MOUNTPOINT", NULL, NULL, COL_PATH, "where it is mounted" },
+	{ "SIZE", NULL, "size_bytes", COL_BYTES, "size=, the cap on file data (0: none)" },
+	{ "DATA", NULL, "data_bytes", COL_BYTES, "file data held, resident or swapped" },
+	{ "RESIDENT", NULL, "resident_bytes", COL_BYTES, "file data in the daemon's memory" },
+	{ "STORED", "backend", "stored_bytes", COL_BYTES, "file data in the backend" },
+	{ "POOL", "backend", "pool_bytes", COL_BYTES, "memory or disk the backend uses for it" },
+	{ "RATIO", "backend", "compression_ratio", COL_RATIO, "STORED / POOL of a compressor" },
+	{ "COMPRESSOR", "backend", "compressor", COL_STRING, "the compressor, if any" },
+	{ "BACKEND", "backend", "name", COL_STRING, "backend=" },
+	{ "TRANSPORT", "transport", "mode", COL_STRING, "classic /dev/fuse or uring" },
+	/* Not shown unless asked for. */
+	{ "FREE", NULL, "free_bytes", COL_BYTES, "what more df says fits" },
+	{ "BUDGET", NULL, "mem_budget_bytes", COL_BYTES, "the resident budget" },
+	{ "FOOTPRINT", NULL, "footprint_bytes", COL_BYTES, "all the daemon's memory" },
+	{ "PEAK", NULL, "footprint_peak_bytes", COL_BYTES, "the footprint's peak" },
+	{ "POOLPEAK", "backend", "pool_peak_bytes", COL_BYTES, "the backend's peak" },
+	{ "INODES", NULL, "inodes", COL_COUNT, "inodes in use" },
+	{ "CACHE", "cache", "mode", COL_STRING, "cache=" },
+	{ "READAHEAD", "readahead", "policy", COL_STRING, "the readahead policy in force" },
+	{ "OWNER", NULL, NULL, COL_OWNER, "who mounted it, whom the daemon runs as" },
+};
+
+#define NR_LIST_COLUMNS (sizeof(list_columns) / sizeof(list_columns[0]))
+#define NR_DEFAULT_COLUMNS 10
+
+/* One mount's row: its stats, or why there are none. */
+struct list_row {
+	const struct ctl_mount_point *mp;
+	pthread_t thread;
+	bool is_started;
+	int err;       /* of ctl_request_timeout() */
+	char *reply;   /* CTL_REPLY_MAX */
+	json_t *stats; /* NULL: none */
+};
+
+static void *ask_row(void *arg)
+{
+	struct list_row *row = arg;
+
+	row->err = ctl_request_timeout(row->mp->path, "stats json", timeout_ms, row->reply,
+				       CTL_REPLY_MAX);
+	return NULL;
+}
+
+/* --output COL,COL,... into cols; false, having said why, on a wrong one. */
+static bool parse_columns(const char *spec, const struct list_column **cols, size_t *nr)
+{
+	char copy[1024], *save = NULL;
+
+	if (strlen(spec) >= sizeof(copy)) {
+		fprintf(stderr, "tierctl: list: --output too long\n");
+		return false;
+	}
+	strcpy(copy, spec);
+	*nr = 0;
+	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
+		const struct list_column *col = NULL;
+
+		for (size_t i = 0; i < NR_LIST_COLUMNS; i++)
+			if (!strcasecmp(name, list_columns[i].name))
+				col = &list_columns[i];
+		if (!col || *nr == NR_LIST_COLUMNS) {
+			fprintf(stderr, "tierctl: list: --output: unknown column '%s'\n", name);
+			return false;
+		}
+		cols[(*nr)++] = col;
+	}
+	if (!*nr) {
+		fprintf(stderr, "tierctl: list: --output: want at least one column\n");
+		return false;
+	}
+	return true;
+}
+
+/* The column's value in a row's stats; NULL when it has none. */
+static json_t *column_value(const struct list_row *row, const struct list_column *col)
+{
+	json_t *obj = row->stats;
+
+	if (obj && col->group)
+		obj = json_object_get(obj, col->group);
+	return obj && col->key ? json_object_get(obj, col->key) : NULL;
+}
+
+/* s with control bytes, spaces and backslashes as \ooo, as mountinfo has them. */
+static void escape(const char *s, char *out, size_t size)
+{
+	size_t n = 0;
+
+	for (; *s && n + 5 < size; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c <= 0x20 || c == 0x7f || c == '\\')
+			n += (size_t)snprintf(out + n, size - n, "\\%03o", c);
+		else
+			out[n++] = (char)c;
+	}
+	out[n] = '\0';
+}
+
+/* The text of a cell; "-" where the daemon gave no such value. */
+static void column_text(const struct list_row *row, const struct list_column *col, bool is_raw,
+			char *out, size_t size)
+{
+	json_t *v = column_value(row, col);
+	struct passwd *pw;
+
+	switch (col->kind) {
+	case COL_PATH:
+		escape(row->mp->path, out, size);
+		return;
+	case COL_OWNER:
+		pw = getpwuid(row->mp->mount.owner);
+		if (pw)
+			escape(pw->pw_name, out, size);
+		else
+			snprintf(out, size, "%u", (unsigned int)row->mp->mount.owner);
+		return;
+	case COL_BYTES:
+		if (!json_is_integer(v))
+			break;
+		if (is_raw)
+			snprintf(out, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		else
+			ctl_format_bytes((uint64_t)json_integer_value(v), out, size);
+		return;
+	case COL_COUNT:
+		if (!json_is_integer(v))
+			break;
+		snprintf(out, size, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return;
+	case COL_RATIO:
+		if (!json_is_number(v))
+			break;
+		snprintf(out, size, "%.2f", json_number_value(v));
+		return;
+	case COL_STRING:
+		if (!json_is_string(v))
+			break;
+		escape(json_string_value(v), out, size);
+		return;
+	}
+	snprintf(out, size, "-");
+}
+
+/* The JSON of a cell, for --json: numbers as numbers, bytes raw. */
+static json_t *column_json(const struct list_row *row, const struct list_column *col)
+{
+	json_t *v = column_value(row, col);
+
+	switch (col->kind) {
+	case COL_PATH:
+		return json_string(row->mp->path);
+	case COL_OWNER:
+		return json_integer(row->mp->mount.owner);
+	case COL_BYTES:
+	case COL_COUNT:
+		return json_is_integer(v) ? json_incref(v) : json_null();
+	case COL_RATIO:
+		return json_is_number(v) ? json_incref(v) : json_null();
+	case COL_STRING:
+		return json_is_string(v) ? json_incref(v) : json_null();
+	}
+	return json_null();
+}
+
+static int print_list_json(const struct list_row *rows, unsigned int nr,
+			   const struct list_column **cols, size_t nr_cols)
+{
+	json_t *root = json_object(), *mounts = json_array();
+	char name[32];
+	int ret = EXIT_REFUSED;
+
+	if (!root || !mounts || json_object_set(root, "mounts", mounts))
+		goto out;
+	for (unsigned int r = 0; r < nr; r++) {
+		json_t *obj = json_object();
+
+		if (!obj || json_array_append_new(mounts, obj))
+			goto out;
+		for (size_t c = 0; c < nr_cols; c++) {
+			size_t i;
+
+			for (i = 0; cols[c]->name[i] && i + 1 < sizeof(name); i++)
+				name[i] = (char)tolower((unsigned char)cols[c]->name[i]);
+			name[i] = '\0';
+			json_object_set_new(obj, name, column_json(&rows[r], cols[c]));
+		}
+		if (!rows[r].stats)
+			json_object_set_new(obj, "error", json_string("daemon not answering"));
+	}
+	if (json_dumpf(root, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) == 0) {
+		putchar('\n');
+		ret = 0;
+	}
+out:
+	json_decref(mounts);
+	json_decref(root);
+	if (ret)
+		fprintf(stderr, "tierctl: list: out of memory\n");
+	return ret;
+}
+
+static void print_list_text(const struct list_row *rows, unsigned int nr,
+			    const struct list_column **cols, size_t nr_cols, bool is_raw,
+			    bool has_headings)
+{
+	enum { CELL_MAX = 4 * 4096 + 1 };
+	static char cell[CELL_MAX];
+	int width[NR_LIST_COLUMNS];
+
+	for (size_t c = 0; c < nr_cols; c++) {
+		width[c] = (int)strlen(cols[c]->name);
+		for (unsigned int r = 0; r < nr; r++) {
+			column_text(&rows[r], cols[c], is_raw, cell, sizeof(cell));
+			if ((int)strlen(cell) > width[c])
+				width[c] = (int)strlen(cell);
+		}
+	}
+	/* Text left, numbers right, as zramctl; the last column unpadded. */
+	for (int r = has_headings ? -1 : 0; r < (int)nr; r++) {
+		for (size_t c = 0; c < nr_cols; c++) {
+			bool is_left = cols[c]->kind == COL_PATH || cols[c]->kind == COL_OWNER ||
+				       cols[c]->kind == COL_STRING;
+			bool is_last = c + 1 == nr_cols;
+
+			if (r < 0)
+				snprintf(cell, sizeof(cell), "%s", cols[c]->name);
+			else
+				column_text(&rows[r], cols[c], is_raw, cell, sizeof(cell));
+			printf("%s%*s", c ? " " : "",
+			       is_left ? (is_last ? 0 : -width[c]) : width[c], cell);
+		}
+		putchar('\n');
+	}
+}
+
+static void print_columns(FILE *f)
+{
+	fputs("  columns (the first ten by default):\n", f);
+	for (size_t i = 0; i < NR_LIST_COLUMNS; i++)
+		fprintf(f, "    %-11s %s\n", list_columns[i].name, list_columns[i].help);
+}
+
+static int cmd_list(const char *mnt, int argc, char **argv)
+{
+	const struct list_column *cols[NR_LIST_COLUMNS];
+	bool is_json = false, is_raw = false, has_headings = true;
+	struct ctl_mount_point *mps;
+	struct list_row *rows;
+	size_t nr_cols = NR_DEFAULT_COLUMNS;
+	unsigned int nr;
+	int ret = 0, err;
+
+	(void)mnt;
+	for (size_t i = 0; i < NR_DEFAULT_COLUMNS; i++)
+		cols[i] = &list_columns[i];
+	for (int i = 0; i < argc; i++) {
+		const char *spec = NULL;
+
+		if (!strcmp(argv[i], "--json"))
+			is_json = true;
+		else if (!strcmp(argv[i], "--bytes") || !strcmp(argv[i], "-b"))
+			is_raw = true;
+		else if (!strcmp(argv[i], "--noheadings") || !strcmp(argv[i], "-n"))
+			has_headings = false;
+		else if ((!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) && i + 1 < argc)
+			spec = argv[++i];
+		else if (!strncmp(argv[i], "--output=", 9))
+			spec = argv[i] + 9;
+		else {
+			fprintf(stderr, "tierctl: list: unknown argument '%s'\n", argv[i]);
+			return EXIT_USAGE;
+		}
+		if (spec && !parse_columns(spec, cols, &nr_cols))
+			return EXIT_USAGE;
+	}
+	err = ctl_list_mounts(&mps, &nr);
+	if (err) {
+		fprintf(stderr, "tierctl: list: /proc/self/mountinfo: %s\n", strerror(-err));
+		return EXIT_REFUSED;
+	}
+	rows = calloc(nr ? nr : 1, sizeof(*rows));
+	if (!rows) {
+		free(mps);
+		fprintf(stderr, "tierctl: list: out of memory\n");
+		return EXIT_REFUSED;
+	}
+	/* Every daemon at once: one that does not answer costs the timeout once. */
+	for (unsigned int r = 0; r < nr; r++) {
+		rows[r].mp = &mps[r];
+		rows[r].reply = malloc(CTL_REPLY_MAX);
+		rows[r].err = -ENOMEM;
+		if (rows[r].reply)
+			rows[r].is_started =
+				!pthread_create(&rows[r].thread, NULL, ask_row, &rows[r]);
+		if (rows[r].reply && !rows[r].is_started)
+			ask_row(&rows[r]);
+	}
+	for (unsigned int r = 0; r < nr; r++) {
+		if (rows[r].is_started)
+			pthread_join(rows[r].thread, NULL);
+		if (!rows[r].err)
+			rows[r].stats = json_loads(rows[r].reply, 0, NULL);
+		if (!rows[r].stats) {
+			fprintf(stderr, "tierctl: %s: %s\n", rows[r].mp->path,
+				rows[r].err == -ETIMEDOUT || rows[r].err == -ECONNREFUSED ?
+					"daemon not answering" :
+				rows[r].err ? strerror(-rows[r].err) :
+					      "stats that are no JSON object");
+			ret = EXIT_NO_ANSWER;
+		}
+	}
+	if (is_json) {
+		err = print_list_json(rows, nr, cols, nr_cols);
+		ret = err ? err : ret;
+	} else if (nr) {
+		print_list_text(rows, nr, cols, nr_cols, is_raw, has_headings);
+	}
+	for (unsigned int r = 0; r < nr; r++) {
+		json_decref(rows[r].stats);
+		free(rows[r].reply);
+	}
+	free(rows);
+	free(mps);
 	return ret;
 }
 
@@ -377,32 +725,52 @@ static int cmd_drain(const char *mnt, int argc, char **argv)
 }
 
 static const struct command commands[] = {
-	{ "stats", cmd_stats, "tierctl stats MOUNTPOINT [--json]",
-	  "  The daemon's counters: data, memory budget, backend, reclaim, page pool,\n"
-	  "  requests; --json prints one JSON object, for scripts.  Anyone may read them.\n" },
-	{ "reclaim", cmd_reclaim, "tierctl reclaim MOUNTPOINT SIZE|all",
-	  "  Evict SIZE bytes (" OPTIONS_SUFFIXES " suffix) or all resident pages to the\n"
-	  "  backend now.  Root or the user who mounted only.\n" },
-	{ "reset-peaks", cmd_reset_peaks, "tierctl reset-peaks MOUNTPOINT",
-	  "  Start footprint_peak_bytes and pool_peak_bytes again from what is held now\n"
-	  "  (as writing zram's mem_used_max).  Root or the user who mounted only.\n" },
-	{ "set", cmd_set, "tierctl set MOUNTPOINT KEY=VALUE...",
-	  "  Change settings of the running daemon, all or none, and print them all:\n"
-	  "    size=SIZE       file data limit (" OPTIONS_SUFFIXES " suffix or N% of RAM); 0 =\n"
-	  "                    none; not below the data held\n"
-	  "    nr_inodes=N     inode limit, not below the inodes in use; 0 = none\n"
-	  "    mem=SIZE        resident budget, at least 4k; more than RAM is taken\n"
-	  "                    with a warning\n"
-	  "    memlimit=SIZE   the daemon's whole memory limit, at least 32m; 0 = none\n"
-	  "    readahead=auto|direct|cluster|vma   what a swap-in brings back\n"
-	  "    cgroup=PATH [mem=SIZE]  a tenant cgroup's resident share instead\n"
-	  "                    (without mem=: back to cg_share=)\n"
-	  "  Root or the user who mounted only.\n" },
-	{ "drain", cmd_drain, "tierctl drain MOUNTPOINT [--to memory]",
-	  "  Bring every swapped page back to memory, showing progress.  Refused\n"
-	  "  when the data does not fit in the budget (raise it with tierctl set).\n"
-	  "  Ctrl-C stops it after the current batch, losing nothing (exit 130).\n"
-	  "  Root or the user who mounted only.\n" },
+	{ .name = "list",
+	  .run = cmd_list,
+	  .synopsis = "tierctl list [--json] [--bytes] [--noheadings] [--output COL,...]",
+	  .help = "  One row per tierfs mount of this mount namespace, as zramctl has one per\n"
+		  "  device; the same as tierctl with no command.  Sizes are in units unless\n"
+		  "  --bytes; --json prints {\"mounts\": [...]}, sizes in bytes.  A mount whose\n"
+		  "  daemon does not answer shows '-' and exits 4 after the rest.\n",
+	  .has_no_mount = true,
+	  .print_more_help = print_columns },
+	{ .name = "stats",
+	  .run = cmd_stats,
+	  .synopsis = "tierctl stats MOUNTPOINT [--json]",
+	  .help = "  The daemon's counters: data, memory budget, backend, reclaim, page pool,\n"
+		  "  requests; --json prints one JSON object, for scripts.  Anyone may read them.\n" },
+	{ .name = "reclaim",
+	  .run = cmd_reclaim,
+	  .synopsis = "tierctl reclaim MOUNTPOINT SIZE|all",
+	  .help = "  Evict SIZE bytes (" OPTIONS_SUFFIXES " suffix) or all resident pages to the\n"
+		  "  backend now.  Root or the user who mounted only.\n" },
+	{ .name = "reset-peaks",
+	  .run = cmd_reset_peaks,
+	  .synopsis = "tierctl reset-peaks MOUNTPOINT",
+	  .help = "  Start footprint_peak_bytes and pool_peak_bytes again from what is held now\n"
+		  "  (as writing zram's mem_used_max).  Root or the user who mounted only.\n" },
+	{ .name = "set",
+	  .run = cmd_set,
+	  .synopsis = "tierctl set MOUNTPOINT KEY=VALUE...",
+	  .help = "  Change settings of the running daemon, all or none, and print them all:\n"
+		  "    size=SIZE       file data limit (" OPTIONS_SUFFIXES
+		  " suffix or N% of RAM); 0 =\n"
+		  "                    none; not below the data held\n"
+		  "    nr_inodes=N     inode limit, not below the inodes in use; 0 = none\n"
+		  "    mem=SIZE        resident budget, at least 4k; more than RAM is taken\n"
+		  "                    with a warning\n"
+		  "    memlimit=SIZE   the daemon's whole memory limit, at least 32m; 0 = none\n"
+		  "    readahead=auto|direct|cluster|vma   what a swap-in brings back\n"
+		  "    cgroup=PATH [mem=SIZE]  a tenant cgroup's resident share instead\n"
+		  "                    (without mem=: back to cg_share=)\n"
+		  "  Root or the user who mounted only.\n" },
+	{ .name = "drain",
+	  .run = cmd_drain,
+	  .synopsis = "tierctl drain MOUNTPOINT [--to memory]",
+	  .help = "  Bring every swapped page back to memory, showing progress.  Refused\n"
+		  "  when the data does not fit in the budget (raise it with tierctl set).\n"
+		  "  Ctrl-C stops it after the current batch, losing nothing (exit 130).\n"
+		  "  Root or the user who mounted only.\n" },
 };
 
 #define NR_COMMANDS (sizeof(commands) / sizeof(commands[0]))
@@ -417,8 +785,11 @@ static void print_usage(FILE *f, bool is_full)
 	if (!is_full)
 		return;
 	fputs("\n", f);
-	for (size_t i = 0; i < NR_COMMANDS; i++)
+	for (size_t i = 0; i < NR_COMMANDS; i++) {
 		fprintf(f, "%s\n%s", commands[i].name, commands[i].help);
+		if (commands[i].print_more_help)
+			commands[i].print_more_help(f);
+	}
 	fputs("\n" EXIT_STATUS_HELP, f);
 }
 
@@ -496,10 +867,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (!take_timeout(&argc, argv))
 		return EXIT_USAGE;
-	if (argc < 2) {
-		print_usage(stderr, false);
-		return EXIT_USAGE;
-	}
+	if (argc < 2)
+		return cmd_list(NULL, 0, argv + argc);
 	if (is_help(argv[1])) {
 		print_usage(stdout, true);
 		return 0;
@@ -508,6 +877,9 @@ int main(int argc, char **argv)
 		puts("tierctl " TIERFS_VERSION);
 		return 0;
 	}
+	/* As zramctl: options and no command list the mounts. */
+	if (argv[1][0] == '-')
+		return cmd_list(NULL, argc - 1, argv + 1);
 	for (size_t i = 0; i < NR_COMMANDS; i++)
 		if (!strcmp(argv[1], commands[i].name))
 			cmd = &commands[i];
@@ -518,11 +890,16 @@ int main(int argc, char **argv)
 	}
 	for (int i = 2; i < argc; i++) {
 		if (is_help(argv[i])) {
-			printf("usage: %s\n%s\n" EXIT_STATUS_HELP, cmd->synopsis, cmd->help);
+			printf("usage: %s\n%s", cmd->synopsis, cmd->help);
+			if (cmd->print_more_help)
+				cmd->print_more_help(stdout);
+			printf("\n" EXIT_STATUS_HELP);
 			return 0;
 		}
 	}
-	if (!mount_first(argc - 2, argv + 2)) {
+	if (cmd->has_no_mount) {
+		ret = cmd->run(NULL, argc - 2, argv + 2);
+	} else if (!mount_first(argc - 2, argv + 2)) {
 		fprintf(stderr, "tierctl: %s: want a MOUNTPOINT\n", cmd->name);
 		ret = EXIT_USAGE;
 	} else {

@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct tierfs;
@@ -92,6 +93,24 @@ struct ctl_mount {
  * Returns 0 or -errno (-ENOENT: no such path).
  */
 int ctl_find_mount(const char *path, struct ctl_mount *m);
+
+/* A tierfs mount of the machine, as ctl_list_mounts() finds it. */
+struct ctl_mount_point {
+	char path[4096];
+	struct ctl_mount mount;
+};
+
+/*
+ * Every tierfs mount in /proc/self/mountinfo, in its order, into *out (to
+ * free()); a mount hidden under another at the same path is left out.
+ * Returns 0 or -errno.
+ */
+int ctl_list_mounts(struct ctl_mount_point **out, unsigned int *nr);
+
+/*
+ * bytes as the stats print them: "512 B", "1.5 KiB" ... "2.0 PiB".
+ */
+void ctl_format_bytes(uint64_t bytes, char *out, size_t size);
 
 /* The device number of the mount at mountpoint, from /proc/self/mountinfo. */
 int ctl_mount_dev(const char *mountpoint, dev_t *dev);

@@ -49,6 +49,29 @@ static size_t covers(const char *mountpoint, const char *path)
 }
 
 /*
+ * One line of /proc/self/mountinfo into where (unescaped) and m; false if
+ * it is not one.
+ */
+static bool parse_mount_line(const char *line, char *where, struct ctl_mount *m)
+{
+	const char *sep = strstr(line, " - "), *uid;
+	char fstype[256];
+	unsigned int maj, min;
+
+	if (!sep || sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, where) != 3 ||
+	    sscanf(sep, " - %255s", fstype) != 1)
+		return false;
+	cgroup_mountinfo_unescape(where);
+	m->dev = makedev(maj, min);
+	m->is_tierfs = !strcmp(fstype, "fuse.tierfs") || !strcmp(fstype, "fuseblk.tierfs");
+	uid = strstr(sep, ",user_id=");
+	if (!uid)
+		uid = strstr(sep, " user_id=");
+	m->owner = uid ? (uid_t)strtoul(uid + 9, NULL, 10) : 0;
+	return true;
+}
+
+/*
  * The mount that holds path, from /proc/self/mountinfo, which only the
  * kernel writes: the longest mount point above it, the last (on top) of
  * equals.  With is_exact, only a mount at path itself.
@@ -56,33 +79,72 @@ static size_t covers(const char *mountpoint, const char *path)
 static int find_mount(const char *path, bool is_exact, struct ctl_mount *m)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[8192], where[4096], fstype[256];
-	unsigned int maj, min;
+	char line[8192], where[4096];
+	struct ctl_mount this;
 	size_t best = 0;
 
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		const char *sep = strstr(line, " - "), *uid;
 		size_t score;
 
-		if (!sep || sscanf(line, "%*u %*u %u:%u %*s %4095s", &maj, &min, where) != 3 ||
-		    sscanf(sep, " - %255s", fstype) != 1)
+		if (!parse_mount_line(line, where, &this))
 			continue;
-		cgroup_mountinfo_unescape(where);
 		score = is_exact ? (strcmp(where, path) ? 0 : 1) : covers(where, path);
 		if (!score || score < best)
 			continue;
 		best = score;
-		m->dev = makedev(maj, min);
-		m->is_tierfs = !strcmp(fstype, "fuse.tierfs") || !strcmp(fstype, "fuseblk.tierfs");
-		uid = strstr(sep, ",user_id=");
-		if (!uid)
-			uid = strstr(sep, " user_id=");
-		m->owner = uid ? (uid_t)strtoul(uid + 9, NULL, 10) : 0;
+		*m = this;
 	}
 	fclose(f);
 	return best ? 0 : -ENOENT;
+}
+
+int ctl_list_mounts(struct ctl_mount_point **out, unsigned int *nr)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+	struct ctl_mount_point *mps = NULL;
+	char line[8192], where[4096];
+	unsigned int cap = 0;
+	struct ctl_mount m;
+
+	*out = NULL;
+	*nr = 0;
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned int i;
+
+		if (!parse_mount_line(line, where, &m) || strlen(where) >= sizeof(mps->path))
+			continue;
+		/* A mount over another at one path hides it: only the top one answers. */
+		for (i = 0; i < *nr && strcmp(mps[i].path, where); i++)
+			;
+		if (i == *nr && !m.is_tierfs)
+			continue;
+		if (i < *nr) {
+			memmove(mps + i, mps + i + 1, (*nr - i - 1) * sizeof(*mps));
+			(*nr)--;
+			if (!m.is_tierfs)
+				continue;
+		}
+		if (*nr == cap) {
+			void *grown = realloc(mps, (cap = cap ? cap * 2 : 8) * sizeof(*mps));
+
+			if (!grown) {
+				free(mps);
+				fclose(f);
+				*nr = 0;
+				return -ENOMEM;
+			}
+			mps = grown;
+		}
+		strcpy(mps[*nr].path, where);
+		mps[(*nr)++].mount = m;
+	}
+	fclose(f);
+	*out = mps;
+	return 0;
 }
 
 /*

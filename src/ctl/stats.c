@@ -317,7 +317,7 @@ void ctl_put(char *buf, size_t size, size_t *len, const char *fmt, ...)
 		*len += (size_t)n < size - *len ? (size_t)n : size - *len - 1;
 }
 
-static void format_bytes(uint64_t v, char *out, size_t size)
+void ctl_format_bytes(uint64_t v, char *out, size_t size)
 {
 	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
 	double d = (double)v;
@@ -348,7 +348,7 @@ static void render_text(const struct stat_item *it, int n, char *buf, size_t siz
 		}
 		group = it[i].group;
 		if (it[i].unit == UNIT_BYTES) {
-			format_bytes(it[i].value, human, sizeof(human));
+			ctl_format_bytes(it[i].value, human, sizeof(human));
 			ctl_put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, human);
 		} else if (it[i].unit == UNIT_STRING) {
 			ctl_put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, it[i].str);
@@ -476,9 +476,9 @@ static void tenant_text(const struct lru_lists *ls, const char *path, const char
 	uint64_t limit = atomic_load(&ls->limit_pages) * PAGE_SIZE;
 	char r[32], w[32], l[32], p[4 * PATH_MAX], src[4 * PATH_MAX];
 
-	format_bytes(atomic_load(&ls->nr_resident) * PAGE_SIZE, r, sizeof(r));
-	format_bytes(atomic_load(&ls->nr_swapped) * PAGE_SIZE, w, sizeof(w));
-	format_bytes(limit, l, sizeof(l));
+	ctl_format_bytes(atomic_load(&ls->nr_resident) * PAGE_SIZE, r, sizeof(r));
+	ctl_format_bytes(atomic_load(&ls->nr_swapped) * PAGE_SIZE, w, sizeof(w));
+	ctl_format_bytes(limit, l, sizeof(l));
 	ctl_put(buf, size, len, "  %-30s resident %s, swapped %s, limit %s (%s)\n",
 		printable(path, p, sizeof(p)), r, w, limit ? l : "none",
 		printable(source, src, sizeof(src)));

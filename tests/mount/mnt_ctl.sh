@@ -601,7 +601,79 @@ check_ops() {
 	fusermount3 -u "$mnt"
 }
 
+# tierctl list: a row per mount with the daemon's own figures, JSON a real
+# parser takes, a stopped daemon's row as "-" and exit 4, a name that
+# cannot break a row, and none at all in a namespace without mounts.
+check_list() {
+	second="$work/m 2"
+	mkdir "$second"
+	if ! "$tierfs" "$mnt" -o size=1G || ! "$tierfs" "$second" -o size=2G,backend=ramdisk; then
+		fail "list: mount two" "status 0" "a failure"
+		return
+	fi
+	head -c $((3 * MIB)) /dev/urandom >"$mnt/a"
+	head -c $((5 * MIB)) /dev/urandom >"$second/b"
+	out=$("$tierctl" list 2>&1)
+	expect "list: exit 0" 0 $?
+	expect_line "list: the header names the columns" \
+		"^MOUNTPOINT +SIZE +DATA +RESIDENT +STORED +POOL +RATIO +COMPRESSOR +BACKEND +TRANSPORT$" "$out"
+	expect_line "list: a row for the zpool mount" \
+		"^$mnt +1\.0 GiB +3\.0 MiB +3\.0 MiB +.* lz4 +zpool +(classic|uring)$" "$out"
+	expect_line "list: a row for the ramdisk mount, its space escaped" \
+		"^$work/m\\\\0402 +2\.0 GiB +5\.0 MiB +5\.0 MiB +.* - +ramdisk +(classic|uring)$" "$out"
+	# Other tests' mounts change meanwhile: compare this test's rows.
+	ours() { printf '%s\n' "$1" | grep -F "$work/"; }
+	expect "list: no command is list" "$(ours "$out")" "$(ours "$("$tierctl" 2>&1)")"
+	out=$("$tierctl" -n -b -o mountpoint,data 2>&1)
+	expect_line "list -n -b -o: raw bytes, no header" "^$mnt +$((3 * MIB))$" "$out"
+	case $out in
+	MOUNTPOINT*) fail "list -n" "no header" "$out" ;;
+	*) ok "list -n: no header" ;;
+	esac
+	"$tierctl" list -o mountpoint,nosuch >/dev/null 2>&1
+	expect "list -o with an unknown column: exit 2" 2 $?
+	if command -v python3 >/dev/null; then
+		"$tierctl" list --json -o mountpoint,data,backend,compressor,peak,owner |
+			python3 -c '
+import json, sys
+rows = {m["mountpoint"]: m for m in json.load(sys.stdin)["mounts"]}
+for path, data, backend, compressor in ((sys.argv[1], 3 << 20, "zpool", "lz4"),
+                                        (sys.argv[2], 5 << 20, "ramdisk", None)):
+    m = rows[path]
+    assert (m["data"], m["backend"], m["compressor"], m["owner"]) == \
+        (data, backend, compressor, 0), m
+    assert m["peak"] >= data, m
+print("ok")' "$mnt" "$second" >"$work/list.out" 2>&1
+		expect "list --json: parsed, both mounts with their data" ok "$(tail -n 1 "$work/list.out")"
+	fi
+	chmod 755 "$work"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$tierctl" list -o mountpoint,data 2>&1)
+	expect_line "list: nobody sees the rows too" "^$mnt +3\.0 MiB$" "$out"
+
+	pid=$(pgrep -n -f -- "$second")
+	kill -STOP "$pid"
+	out=$("$tierctl" list --timeout 1 -o mountpoint,data,backend 2>"$work/list.err")
+	rc=$?
+	kill -CONT "$pid"
+	expect "list with a stopped daemon: exit 4" 4 $rc
+	expect_line "list: the stopped daemon's row is '-'" "^$work/m\\\\0402 +- +-$" "$out"
+	expect_line "list: the others still shown" "^$mnt +3\.0 MiB +zpool$" "$out"
+	expect_in "list: stderr names the stopped mount" "daemon not answering" "$(cat "$work/list.err")"
+
+	# A namespace of its own, every tierfs mount lazily taken out of it.
+	out=$(unshare -m sh -c '
+		awk "\$0 ~ / - fuse(blk)?\.tierfs / { print \$5 }" /proc/self/mountinfo |
+			sed "s/\\\\/\\\\0/g" |
+			while read -r m; do umount -l "$(printf "%b" "$m")"; done
+		"$1" list && "$1" list --json' sh "$tierctl" 2>&1)
+	expect "list with no mount: nothing, then an empty JSON list" \
+		"$(printf '{\n  "mounts": []\n}')" "$out"
+	fusermount3 -u "$second"
+	fusermount3 -u "$mnt"
+}
+
 check_usage
+check_list
 check_backend zpool "backend=zpool"
 check_backend file "backend=file:${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test-ctl.swap.$$"
 check_ops
