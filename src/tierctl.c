@@ -128,17 +128,43 @@ static bool join_request(char *out, size_t size, const char *verb, int argc, cha
 
 static int cmd_stats(const char *mnt, int argc, char **argv)
 {
-	bool is_json = false;
+	char request[CTL_REQUEST_MAX], where[CTL_PATH_MAX];
+	const char *format = NULL;
 	int ret;
 
 	for (int i = 0; i < argc; i++) {
-		if (strcmp(argv[i], "--json")) {
+		const char *f = !strcmp(argv[i], "--json")			      ? "json" :
+				!strcmp(argv[i], "--bytes") || !strcmp(argv[i], "-b") ? "bytes" :
+				!strcmp(argv[i], "--prometheus") ? "prometheus" :
+								   NULL;
+
+		if (!f) {
 			fprintf(stderr, "tierctl: stats: unknown argument '%s'\n", argv[i]);
 			return EXIT_USAGE;
 		}
-		is_json = true;
+		if (format && strcmp(format, f)) {
+			fprintf(stderr, "tierctl: stats: --%s and --%s do not go together\n",
+				format, f);
+			return EXIT_USAGE;
+		}
+		format = f;
 	}
-	ret = ask(mnt, is_json ? "stats json" : "stats");
+	snprintf(request, sizeof(request), "stats%s%s", format ? " " : "", format ? format : "");
+	if (format && !strcmp(format, "prometheus")) {
+		/* The label is the mount point as mountinfo has it, whatever path named it. */
+		ret = ctl_mount_path(mnt, where);
+		if (ret) {
+			fprintf(stderr, "tierctl: %s: %s\n", mnt, strerror(-ret));
+			return EXIT_NOT_TIERFS;
+		}
+		if (strchr(where, '\n') ||
+		    (size_t)snprintf(request, sizeof(request), "stats prometheus %s", where) >=
+			    sizeof(request)) {
+			fprintf(stderr, "tierctl: %s: a mount point no label can carry\n", mnt);
+			return EXIT_USAGE;
+		}
+	}
+	ret = ask(mnt, request);
 	if (!ret)
 		fputs(reply, stdout);
 	return ret;
@@ -146,19 +172,41 @@ static int cmd_stats(const char *mnt, int argc, char **argv)
 
 static int cmd_reclaim(const char *mnt, int argc, char **argv)
 {
-	char request[CTL_REQUEST_MAX];
+	char request[CTL_REQUEST_MAX], size[32];
+	bool is_raw = false;
+	char *what = NULL;
+	uint64_t freed;
 	int ret;
 
-	if (argc != 1) {
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--bytes") || !strcmp(argv[i], "-b")) {
+			is_raw = true;
+		} else if (!what) {
+			what = argv[i];
+		} else {
+			what = NULL;
+			break;
+		}
+	}
+	if (!what) {
 		fprintf(stderr, "tierctl: reclaim: want one SIZE or 'all'\n");
 		return EXIT_USAGE;
 	}
-	if (!join_request(request, sizeof(request), "reclaim", argc, argv))
+	if (!join_request(request, sizeof(request), "reclaim", 1, &what))
 		return EXIT_USAGE;
 	ret = ask(mnt, request);
-	if (!ret)
+	if (ret)
+		return ret;
+	if (sscanf(reply, "reclaimed %" SCNu64 " bytes", &freed) != 1) {
 		fputs(reply, stdout);
-	return ret;
+		return 0;
+	}
+	if (is_raw)
+		snprintf(size, sizeof(size), "%" PRIu64 " bytes", freed);
+	else
+		ctl_format_bytes(freed, size, sizeof(size));
+	printf("reclaimed %s\n", size);
+	return 0;
 }
 
 static int cmd_reset_peaks(const char *mnt, int argc, char **argv)
@@ -736,12 +784,14 @@ static const struct command commands[] = {
 	  .print_more_help = print_columns },
 	{ .name = "stats",
 	  .run = cmd_stats,
-	  .synopsis = "tierctl stats MOUNTPOINT [--json]",
+	  .synopsis = "tierctl stats MOUNTPOINT [--json|--bytes|--prometheus]",
 	  .help = "  The daemon's counters: data, memory budget, backend, reclaim, page pool,\n"
-		  "  requests; --json prints one JSON object, for scripts.  Anyone may read them.\n" },
+		  "  requests, sizes in units; --bytes in bytes; --json one JSON object, for\n"
+		  "  scripts; --prometheus the Prometheus text format (node-exporter's textfile\n"
+		  "  collector).  Anyone may read them.\n" },
 	{ .name = "reclaim",
 	  .run = cmd_reclaim,
-	  .synopsis = "tierctl reclaim MOUNTPOINT SIZE|all",
+	  .synopsis = "tierctl reclaim MOUNTPOINT SIZE|all [--bytes]",
 	  .help = "  Evict SIZE bytes (" OPTIONS_SUFFIXES " suffix) or all resident pages to the\n"
 		  "  backend now.  Root or the user who mounted only.\n" },
 	{ .name = "reset-peaks",

@@ -94,9 +94,15 @@ struct ctl_mount {
  */
 int ctl_find_mount(const char *path, struct ctl_mount *m);
 
+/* A mount point as mountinfo gives it (%4095s), unescaped. */
+#define CTL_PATH_MAX 4096
+
+/* The mount point of the mount that holds path, as ctl_find_mount() finds it. */
+int ctl_mount_path(const char *path, char out[CTL_PATH_MAX]);
+
 /* A tierfs mount of the machine, as ctl_list_mounts() finds it. */
 struct ctl_mount_point {
-	char path[4096];
+	char path[CTL_PATH_MAX];
 	struct ctl_mount mount;
 };
 

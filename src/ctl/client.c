@@ -76,10 +76,10 @@ static bool parse_mount_line(const char *line, char *where, struct ctl_mount *m)
  * kernel writes: the longest mount point above it, the last (on top) of
  * equals.  With is_exact, only a mount at path itself.
  */
-static int find_mount(const char *path, bool is_exact, struct ctl_mount *m)
+static int find_mount(const char *path, bool is_exact, struct ctl_mount *m, char *where_out)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
-	char line[8192], where[4096];
+	char line[8192], where[CTL_PATH_MAX];
 	struct ctl_mount this;
 	size_t best = 0;
 
@@ -95,6 +95,8 @@ static int find_mount(const char *path, bool is_exact, struct ctl_mount *m)
 			continue;
 		best = score;
 		*m = this;
+		if (where_out)
+			strcpy(where_out, where);
 	}
 	fclose(f);
 	return best ? 0 : -ENOENT;
@@ -104,7 +106,7 @@ int ctl_list_mounts(struct ctl_mount_point **out, unsigned int *nr)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	struct ctl_mount_point *mps = NULL;
-	char line[8192], where[4096];
+	char line[8192], where[CTL_PATH_MAX];
 	unsigned int cap = 0;
 	struct ctl_mount m;
 
@@ -115,7 +117,7 @@ int ctl_list_mounts(struct ctl_mount_point **out, unsigned int *nr)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned int i;
 
-		if (!parse_mount_line(line, where, &m) || strlen(where) >= sizeof(mps->path))
+		if (!parse_mount_line(line, where, &m))
 			continue;
 		/* A mount over another at one path hides it: only the top one answers. */
 		for (i = 0; i < *nr && strcmp(mps[i].path, where); i++)
@@ -153,7 +155,7 @@ int ctl_list_mounts(struct ctl_mount_point **out, unsigned int *nr)
  * So the parent is resolved and the name appended; only a path that is no
  * mount point is resolved whole.
  */
-int ctl_find_mount(const char *path, struct ctl_mount *m)
+static int locate(const char *path, struct ctl_mount *m, char *where)
 {
 	char copy[PATH_MAX], parent[PATH_MAX], full[PATH_MAX];
 	char *slash, *base;
@@ -177,18 +179,30 @@ int ctl_find_mount(const char *path, struct ctl_mount *m)
 		     parent)) {
 		len = snprintf(full, sizeof(full), "%s%s%s", parent, strcmp(parent, "/") ? "/" : "",
 			       base);
-		if (len < (int)sizeof(full) && !find_mount(full, true, m))
+		if (len < (int)sizeof(full) && !find_mount(full, true, m, where))
 			return 0;
 	}
 	if (!realpath(path, full))
 		return -errno;
-	return find_mount(full, false, m);
+	return find_mount(full, false, m, where);
+}
+
+int ctl_find_mount(const char *path, struct ctl_mount *m)
+{
+	return locate(path, m, NULL);
+}
+
+int ctl_mount_path(const char *path, char out[CTL_PATH_MAX])
+{
+	struct ctl_mount m;
+
+	return locate(path, &m, out);
 }
 
 int ctl_mount_dev(const char *mountpoint, dev_t *dev)
 {
 	struct ctl_mount m;
-	int ret = find_mount(mountpoint, true, &m);
+	int ret = find_mount(mountpoint, true, &m, NULL);
 
 	if (!ret)
 		*dev = m.dev;

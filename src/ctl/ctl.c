@@ -310,8 +310,14 @@ static int refuse(uid_t peer_uid, const char *verb, char *buf, size_t size)
 int ctl_handle_counted(struct tierfs *fs, const struct ctl_counters *cc, const char *request,
 		       uid_t peer_uid, char *buf, size_t size)
 {
-	if (!strcmp(request, "stats") || !strcmp(request, "stats json"))
-		return ctl_stats(fs, cc, !strcmp(request, "stats json"), buf, size);
+	if (!strcmp(request, "stats"))
+		return ctl_stats(fs, cc, CTL_STATS_TEXT, NULL, buf, size);
+	if (!strcmp(request, "stats bytes"))
+		return ctl_stats(fs, cc, CTL_STATS_BYTES, NULL, buf, size);
+	if (!strcmp(request, "stats json"))
+		return ctl_stats(fs, cc, CTL_STATS_JSON, NULL, buf, size);
+	if (!strncmp(request, "stats prometheus ", 17) && request[17])
+		return ctl_stats(fs, cc, CTL_STATS_PROMETHEUS, request + 17, buf, size);
 	if (!strncmp(request, "set", 3) && (request[3] == ' ' || !request[3])) {
 		if (!may_change(peer_uid))
 			return refuse(peer_uid, "set", buf, size);

@@ -28,12 +28,20 @@ struct ctl_counters {
 void ctl_put(char *buf, size_t size, size_t *len, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+enum ctl_stats_format {
+	CTL_STATS_TEXT,	      /* "stats": sizes in units */
+	CTL_STATS_BYTES,      /* "stats bytes": sizes in bytes */
+	CTL_STATS_JSON,	      /* "stats json" */
+	CTL_STATS_PROMETHEUS, /* "stats prometheus MOUNTPOINT": the label to give */
+};
+
 /*
- * The stats reply, text or JSON, into buf; with the server's counters when
- * cc is set.  Returns 0 or -ENOMEM (buf then holds the error line).
+ * The stats reply into buf; with the server's counters when cc is set,
+ * mountpoint the Prometheus label.  Returns 0 or -ENOMEM (buf then holds
+ * the error line).
  */
-int ctl_stats(struct tierfs *fs, const struct ctl_counters *cc, bool is_json, char *buf,
-	      size_t size);
+int ctl_stats(struct tierfs *fs, const struct ctl_counters *cc, enum ctl_stats_format format,
+	      const char *mountpoint, char *buf, size_t size);
 
 /* ctl_handle(), with the server's counters in the stats when cc is set. */
 int ctl_handle_counted(struct tierfs *fs, const struct ctl_counters *cc, const char *request,

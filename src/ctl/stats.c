@@ -4,6 +4,7 @@
  * JSON through jansson: every string escaped, every key in a fixed order.
  */
 #include <assert.h>
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -37,7 +38,11 @@
 #include "tierfs/reclaim.h"
 #include "ctl_priv.h"
 
-enum stat_unit { UNIT_COUNT, UNIT_BYTES, UNIT_RATIO, UNIT_STRING };
+/*
+ * COUNT and BYTES_TOTAL only ever grow (Prometheus counters); NUMBER,
+ * BYTES and RATIO go both ways (gauges).
+ */
+enum stat_unit { UNIT_COUNT, UNIT_NUMBER, UNIT_BYTES, UNIT_BYTES_TOTAL, UNIT_RATIO, UNIT_STRING };
 
 struct stat_item {
 	const char *group; /* NULL at top level */
@@ -120,9 +125,9 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	ITEM(NULL, "footprint_bytes", fp.total, UNIT_BYTES);
 	ITEM(NULL, "footprint_peak_bytes", atomic_load(&ds->budget.peak_footprint_bytes),
 	     UNIT_BYTES);
-	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_COUNT);
-	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_COUNT);
-	ITEM(NULL, "max_inodes", atomic_load(&fs->ns.max_inodes), UNIT_COUNT);
+	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_NUMBER);
+	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_NUMBER);
+	ITEM(NULL, "max_inodes", atomic_load(&fs->ns.max_inodes), UNIT_NUMBER);
 	STR(NULL, "backends_built", backend_names);
 	STR(NULL, "compressors_built", codec_names);
 	ITEM("pool", "reserved_bytes", ps.nr_pages_max * PAGE_SIZE, UNIT_BYTES);
@@ -146,9 +151,9 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 		if (ram && ram->is_compressed) {
 			STR("backend", "compressor", fs->opts.codec->name);
 			ITEM("backend", "compressor_level", (uint64_t)fs->opts.codec_level,
-			     UNIT_COUNT);
+			     UNIT_NUMBER);
 		}
-		ITEM("backend", "stored_pages", bs.stored_pages, UNIT_COUNT);
+		ITEM("backend", "stored_pages", bs.stored_pages, UNIT_NUMBER);
 		ITEM("backend", "stored_bytes", bs.stored_bytes, UNIT_BYTES);
 		ITEM("backend", "pool_bytes", bs.pool_bytes, UNIT_BYTES);
 		ITEM("backend", "pool_peak_bytes", atomic_load(&ds->budget.peak_pool_bytes),
@@ -172,7 +177,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 			     UNIT_RATIO);
 		}
 		if (bs.nr_shards) {
-			ITEM("backend", "shards", bs.nr_shards, UNIT_COUNT);
+			ITEM("backend", "shards", bs.nr_shards, UNIT_NUMBER);
 			ITEM("backend", "lock_contended", bs.nr_lock_contended, UNIT_COUNT);
 			ITEM("backend", "max_shard_lock_contended", bs.max_shard_contended,
 			     UNIT_COUNT);
@@ -185,7 +190,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 
 			snprintf(groups[t], sizeof(groups[t]), TIER_GROUP_PREFIX "%s", ts->name);
 			STR(g, "name", ts->name);
-			ITEM(g, "stored_pages", ts->st.stored_pages, UNIT_COUNT);
+			ITEM(g, "stored_pages", ts->st.stored_pages, UNIT_NUMBER);
 			ITEM(g, "stored_bytes", ts->st.stored_bytes, UNIT_BYTES);
 			ITEM(g, "pool_bytes", ts->st.pool_bytes, UNIT_BYTES);
 			ITEM(g, "capacity_bytes", ts->st.capacity_bytes, UNIT_BYTES);
@@ -234,15 +239,15 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 		ITEM("reclaim", "limit_changes", atomic_load(&fs->memcg.nr_limit_changes),
 		     UNIT_COUNT);
 		ITEM("reclaim", "inactive_pages", lru_nr_listed(&ds->lru, LRU_INACTIVE),
-		     UNIT_COUNT);
-		ITEM("reclaim", "active_pages", lru_nr_listed(&ds->lru, LRU_ACTIVE), UNIT_COUNT);
+		     UNIT_NUMBER);
+		ITEM("reclaim", "active_pages", lru_nr_listed(&ds->lru, LRU_ACTIVE), UNIT_NUMBER);
 		STR("readahead", "policy",
 		    readahead_name(readahead_effective(&ds->ra, ds->backend)));
 		STR("readahead", "policy_set", readahead_name(atomic_load(&ds->ra.policy)));
 		ITEM("readahead", "hits", atomic_load(&ds->ra.nr_hits), UNIT_COUNT);
 		ITEM("readahead", "misses", atomic_load(&ds->ra.nr_misses), UNIT_COUNT);
 		ITEM("readahead", "pages_read_ahead", atomic_load(&ds->ra.nr_pages), UNIT_COUNT);
-		ITEM("readahead", "window", atomic_load(&ds->ra.window), UNIT_COUNT);
+		ITEM("readahead", "window", atomic_load(&ds->ra.window), UNIT_NUMBER);
 		for (int b = 0; b < READAHEAD_NR_BUCKETS; b++)
 			ITEM("readahead", window_keys[b], atomic_load(&ds->ra.hist[b]), UNIT_COUNT);
 	} else {
@@ -267,8 +272,8 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 		STR("transport", "asked", options_transport_name(fs->opts.transport));
 		if (reason)
 			STR("transport", "reason", reason);
-		ITEM("transport", "queues", ts->nr_queues, UNIT_COUNT);
-		ITEM("transport", "depth", ts->depth, UNIT_COUNT);
+		ITEM("transport", "queues", ts->nr_queues, UNIT_NUMBER);
+		ITEM("transport", "depth", ts->depth, UNIT_NUMBER);
 		ITEM("transport", "ring_bytes", atomic_load(&ds->budget.transport_bytes),
 		     UNIT_BYTES);
 		ITEM("transport", "ring_requests", atomic_load(&ts->nr_ring_requests), UNIT_COUNT);
@@ -295,8 +300,8 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	}
 	ITEM("requests", "reads", atomic_load(&c->nr_reads), UNIT_COUNT);
 	ITEM("requests", "writes", atomic_load(&c->nr_writes), UNIT_COUNT);
-	ITEM("requests", "bytes_read", atomic_load(&c->bytes_read), UNIT_BYTES);
-	ITEM("requests", "bytes_written", atomic_load(&c->bytes_written), UNIT_BYTES);
+	ITEM("requests", "bytes_read", atomic_load(&c->bytes_read), UNIT_BYTES_TOTAL);
+	ITEM("requests", "bytes_written", atomic_load(&c->bytes_written), UNIT_BYTES_TOTAL);
 	ITEM("requests", "enospc", atomic_load(&c->nr_enospc), UNIT_COUNT);
 #undef ITEM
 #undef STR
@@ -331,7 +336,17 @@ void ctl_format_bytes(uint64_t v, char *out, size_t size)
 		snprintf(out, size, "%" PRIu64 " B", v);
 }
 
-static void render_text(const struct stat_item *it, int n, char *buf, size_t size, size_t *len)
+/* bytes in units, or as a plain number with is_raw. */
+static void put_bytes(uint64_t v, bool is_raw, char *out, size_t size)
+{
+	if (is_raw)
+		snprintf(out, size, "%" PRIu64, v);
+	else
+		ctl_format_bytes(v, out, size);
+}
+
+static void render_text(const struct stat_item *it, int n, bool is_raw, char *buf, size_t size,
+			size_t *len)
 {
 	const char *group = NULL;
 	char human[32];
@@ -347,8 +362,8 @@ static void render_text(const struct stat_item *it, int n, char *buf, size_t siz
 				it[i].group + (is_tier ? strlen(TIER_GROUP_PREFIX) : 0));
 		}
 		group = it[i].group;
-		if (it[i].unit == UNIT_BYTES) {
-			ctl_format_bytes(it[i].value, human, sizeof(human));
+		if (it[i].unit == UNIT_BYTES || it[i].unit == UNIT_BYTES_TOTAL) {
+			put_bytes(it[i].value, is_raw, human, sizeof(human));
 			ctl_put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, human);
 		} else if (it[i].unit == UNIT_STRING) {
 			ctl_put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, it[i].str);
@@ -470,22 +485,23 @@ static const char *printable(const char *s, char *out, size_t size)
 	return out;
 }
 
-static void tenant_text(const struct lru_lists *ls, const char *path, const char *source, char *buf,
-			size_t size, size_t *len)
+static void tenant_text(const struct lru_lists *ls, const char *path, const char *source,
+			bool is_raw, char *buf, size_t size, size_t *len)
 {
 	uint64_t limit = atomic_load(&ls->limit_pages) * PAGE_SIZE;
 	char r[32], w[32], l[32], p[4 * PATH_MAX], src[4 * PATH_MAX];
 
-	ctl_format_bytes(atomic_load(&ls->nr_resident) * PAGE_SIZE, r, sizeof(r));
-	ctl_format_bytes(atomic_load(&ls->nr_swapped) * PAGE_SIZE, w, sizeof(w));
-	ctl_format_bytes(limit, l, sizeof(l));
+	put_bytes(atomic_load(&ls->nr_resident) * PAGE_SIZE, is_raw, r, sizeof(r));
+	put_bytes(atomic_load(&ls->nr_swapped) * PAGE_SIZE, is_raw, w, sizeof(w));
+	put_bytes(limit, is_raw, l, sizeof(l));
 	ctl_put(buf, size, len, "  %-30s resident %s, swapped %s, limit %s (%s)\n",
 		printable(path, p, sizeof(p)), r, w, limit ? l : "none",
 		printable(source, src, sizeof(src)));
 }
 
 /* One line or object per tenant, the root lists first; into cgroups if JSON. */
-static void render_tenants(struct tierfs *fs, json_t *cgroups, char *buf, size_t size, size_t *len)
+static void render_tenants(struct tierfs *fs, json_t *cgroups, bool is_raw, char *buf, size_t size,
+			   size_t *len)
 {
 	struct tenants *t = &fs->tenants;
 	const char *root_source = "root: files of no tenant";
@@ -493,7 +509,7 @@ static void render_tenants(struct tierfs *fs, json_t *cgroups, char *buf, size_t
 	if (cgroups)
 		json_array_append_new(cgroups, tenant_json(&fs->data.lru.root, "/", root_source));
 	else
-		tenant_text(&fs->data.lru.root, "/", root_source, buf, size, len);
+		tenant_text(&fs->data.lru.root, "/", root_source, is_raw, buf, size, len);
 	pthread_mutex_lock(&t->lock);
 	for (unsigned int i = 0; i < t->nr; i++) {
 		struct tenant *tn = t->all[i];
@@ -502,7 +518,7 @@ static void render_tenants(struct tierfs *fs, json_t *cgroups, char *buf, size_t
 			json_array_append_new(cgroups,
 					      tenant_json(&tn->lists, tn->path, tn->source));
 		else
-			tenant_text(&tn->lists, tn->path, tn->source, buf, size, len);
+			tenant_text(&tn->lists, tn->path, tn->source, is_raw, buf, size, len);
 	}
 	pthread_mutex_unlock(&t->lock);
 }
@@ -521,7 +537,7 @@ static int render_json(struct tierfs *fs, const struct stat_item *it, int n, cha
 		cgroups = json_array();
 		if (json_put(root, "cgroups", cgroups))
 			goto free_root;
-		render_tenants(fs, cgroups, NULL, 0, NULL);
+		render_tenants(fs, cgroups, false, NULL, 0, NULL);
 	}
 	text = root ? json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(6)) : NULL;
 	if (!text)
@@ -538,8 +554,140 @@ free_root:
 	return -ENOMEM;
 }
 
-int ctl_stats(struct tierfs *fs, const struct ctl_counters *cc, bool is_json, char *buf,
-	      size_t size)
+/*
+ * The Prometheus text format (version 0.0.4), as node-exporter's textfile
+ * collector reads it: a family per item, "tierfs_GROUP_KEY", counters
+ * ending in _total; a chain's tiers as one family per key with a "tier"
+ * label, the opcodes as tierfs_ops_total{op=...}, and every string as a
+ * label of tierfs_info.  Each sample has mountpoint="label".
+ */
+static bool is_tier(const struct stat_item *it)
+{
+	return it->group && !strncmp(it->group, TIER_GROUP_PREFIX, strlen(TIER_GROUP_PREFIX));
+}
+
+static bool is_counter(const struct stat_item *it)
+{
+	return it->unit == UNIT_COUNT || it->unit == UNIT_BYTES_TOTAL;
+}
+
+/* [group_]key in Prometheus's alphabet: [a-zA-Z0-9_]. */
+static void prom_name(const char *group, const char *key, char *out, size_t size)
+{
+	snprintf(out, size, "%s%s%s", group ? group : "", group ? "_" : "", key);
+	for (char *c = out; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '_')
+			*c = '_';
+}
+
+/* A label value: \ " and newline escaped; not UTF-8, bytes past ASCII as '?'. */
+static void prom_put_value(const char *v, char *buf, size_t size, size_t *len)
+{
+	json_t *probe = json_string(v);
+	bool is_utf8 = probe;
+
+	json_decref(probe);
+	for (; *v; v++) {
+		unsigned char c = (unsigned char)*v;
+
+		if (c == '\\' || c == '"')
+			ctl_put(buf, size, len, "\\%c", c);
+		else if (c == '\n')
+			ctl_put(buf, size, len, "\\n");
+		else
+			ctl_put(buf, size, len, "%c", c >= 0x80 && !is_utf8 ? '?' : c);
+	}
+}
+
+static void prom_family(const char *name, const struct stat_item *it, const char *what, char *buf,
+			size_t size, size_t *len)
+{
+	ctl_put(buf, size, len, "# HELP tierfs_%s tierctl stats: %s\n", name, what);
+	ctl_put(buf, size, len, "# TYPE tierfs_%s %s\n", name,
+		is_counter(it) ? "counter" : "gauge");
+}
+
+static void prom_sample(const char *name, const struct stat_item *it, const char *mountpoint,
+			const char *label, const char *label_value, char *buf, size_t size,
+			size_t *len)
+{
+	ctl_put(buf, size, len, "tierfs_%s{mountpoint=\"", name);
+	prom_put_value(mountpoint, buf, size, len);
+	if (label) {
+		ctl_put(buf, size, len, "\",%s=\"", label);
+		prom_put_value(label_value, buf, size, len);
+	}
+	if (it->unit == UNIT_RATIO)
+		ctl_put(buf, size, len, "\"} %" PRIu64 ".%03" PRIu64 "\n", it->value / 1000,
+			it->value % 1000);
+	else
+		ctl_put(buf, size, len, "\"} %" PRIu64 "\n", it->value);
+}
+
+static void render_prometheus(const struct stat_item *it, int n, const char *mountpoint, char *buf,
+			      size_t size, size_t *len)
+{
+	char name[128], what[128];
+	bool has_ops = false;
+
+	ctl_put(buf, size, len,
+		"# HELP tierfs_info tierctl stats: the settings and names, as labels\n"
+		"# TYPE tierfs_info gauge\ntierfs_info{mountpoint=\"");
+	prom_put_value(mountpoint, buf, size, len);
+	for (int i = 0; i < n; i++) {
+		if (it[i].unit != UNIT_STRING || is_tier(&it[i]))
+			continue;
+		prom_name(it[i].group, it[i].key, name, sizeof(name));
+		ctl_put(buf, size, len, "\",%s=\"", name);
+		prom_put_value(it[i].str, buf, size, len);
+	}
+	ctl_put(buf, size, len, "\"} 1\n");
+	for (int i = 0; i < n; i++) {
+		const char *suffix = is_counter(&it[i]) && !strstr(it[i].key, "_total") ? "_total" :
+											  "";
+		bool is_first = true;
+
+		if (it[i].unit == UNIT_STRING)
+			continue;
+		if (it[i].group && !strcmp(it[i].group, "ops")) {
+			if (has_ops)
+				continue;
+			has_ops = true;
+			prom_family("ops_total", &it[i], "ops.OPCODE", buf, size, len);
+			for (int j = i; j < n; j++)
+				if (it[j].group && !strcmp(it[j].group, "ops"))
+					prom_sample("ops_total", &it[j], mountpoint, "op",
+						    it[j].key, buf, size, len);
+			continue;
+		}
+		if (!is_tier(&it[i])) {
+			prom_name(it[i].group, it[i].key, name, sizeof(name));
+			snprintf(what, sizeof(what), "%s%s%s", it[i].group ? it[i].group : "",
+				 it[i].group ? "." : "", it[i].key);
+			strncat(name, suffix, sizeof(name) - strlen(name) - 1);
+			prom_family(name, &it[i], what, buf, size, len);
+			prom_sample(name, &it[i], mountpoint, NULL, NULL, buf, size, len);
+			continue;
+		}
+		/* A tier's key: once, with every tier's sample of it. */
+		for (int j = 0; j < i && is_first; j++)
+			is_first = !is_tier(&it[j]) || strcmp(it[j].key, it[i].key);
+		if (!is_first)
+			continue;
+		prom_name("tier", it[i].key, name, sizeof(name));
+		strncat(name, suffix, sizeof(name) - strlen(name) - 1);
+		snprintf(what, sizeof(what), "backend.tiers[].%s", it[i].key);
+		prom_family(name, &it[i], what, buf, size, len);
+		for (int j = i; j < n; j++)
+			if (is_tier(&it[j]) && !strcmp(it[j].key, it[i].key))
+				prom_sample(name, &it[j], mountpoint, "tier",
+					    it[j].group + strlen(TIER_GROUP_PREFIX), buf, size,
+					    len);
+	}
+}
+
+int ctl_stats(struct tierfs *fs, const struct ctl_counters *cc, enum ctl_stats_format format,
+	      const char *mountpoint, char *buf, size_t size)
 {
 	struct stat_item items[NR_STAT_ITEMS];
 	size_t len = 0;
@@ -547,12 +695,20 @@ int ctl_stats(struct tierfs *fs, const struct ctl_counters *cc, bool is_json, ch
 
 	n = collect_stats(fs, cc, items);
 	ctl_put(buf, size, &len, "ok\n");
-	if (is_json)
+	switch (format) {
+	case CTL_STATS_JSON:
 		return render_json(fs, items, n, buf, size, &len);
-	render_text(items, n, buf, size, &len);
+	case CTL_STATS_PROMETHEUS:
+		render_prometheus(items, n, mountpoint, buf, size, &len);
+		return 0;
+	case CTL_STATS_TEXT:
+	case CTL_STATS_BYTES:
+		break;
+	}
+	render_text(items, n, format == CTL_STATS_BYTES, buf, size, &len);
 	if (fs->data.backend) {
 		ctl_put(buf, size, &len, "cgroups:\n");
-		render_tenants(fs, NULL, buf, size, &len);
+		render_tenants(fs, NULL, format == CTL_STATS_BYTES, buf, size, &len);
 	}
 	return 0;
 }

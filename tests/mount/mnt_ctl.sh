@@ -672,8 +672,121 @@ print("ok")' "$mnt" "$second" >"$work/list.out" 2>&1
 	fusermount3 -u "$mnt"
 }
 
+# stats --prometheus: every line of the text format checked against it,
+# the figures the JSON's, a chain's tiers as one family, a label that
+# holds a quote, a backslash and a space; stats --bytes and reclaim's units.
+check_prometheus() {
+	odd="$work/p\"q\\r s"
+	opts="size=1G,mem=16M,backend=zpool+file:${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test-prom.swap.$$"
+	built_in prometheus backend=zpool,backend=file || return
+	mkdir "$odd"
+	if ! "$tierfs" "$odd" -o "$opts"; then
+		fail "prometheus: mount" "status 0" "a failure"
+		return
+	fi
+	head -c $((4 * MIB)) /dev/urandom | base64 >"$odd/a"
+	out=$("$tierctl" reclaim "$odd" all)
+	expect_line "reclaim prints units" "^reclaimed [0-9]+\.[0-9] MiB$" "$out"
+	out=$("$tierctl" reclaim "$odd" 1m --bytes)
+	expect_line "reclaim --bytes prints bytes" "^reclaimed [0-9]+ bytes$" "$out"
+	out=$("$tierctl" stats --bytes "$odd")
+	expect_line "stats --bytes: data_bytes in bytes" "^data_bytes +[0-9]+$" "$out"
+	expect_line "stats --bytes: a tenant's figures in bytes" \
+		"^  / +resident [0-9]+, swapped [0-9]+, limit none" "$out"
+	"$tierctl" stats "$odd" --json --prometheus >/dev/null 2>&1
+	expect "stats --json --prometheus: exit 2" 2 $?
+	if ! command -v python3 >/dev/null; then
+		echo "# skip: the Prometheus check needs python3"
+		fusermount3 -u "$odd"
+		return
+	fi
+	"$tierctl" stats "$odd" --prometheus >"$work/prom.txt"
+	expect "stats --prometheus: exit 0" 0 $?
+	"$tierctl" stats "$odd" --json >"$work/prom.json"
+	python3 - "$work/prom.txt" "$work/prom.json" "$odd" >"$work/prom.out" 2>&1 <<'EOF'
+import json, re, sys
+
+text, stats, path = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), sys.argv[3]
+NAME = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+LABEL = r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\\n]|\\[\\"n])*)"'
+SAMPLE = re.compile(r"(%s)\{((?:%s,?)*)\} (\S+)$" % (NAME, LABEL))
+problems, families, samples, seen = [], {}, {}, set()
+current = None
+
+
+def unescape(v):
+    return re.sub(r"\\(.)", lambda m: "\n" if m.group(1) == "n" else m.group(1), v)
+
+
+assert text.endswith("\n"), "no newline at the end"
+for no, line in enumerate(text.split("\n")[:-1], 1):
+    m = re.match(r"# (HELP|TYPE) (%s) (.+)$" % NAME, line)
+    if m:
+        kind, name, rest = m.groups()
+        if kind == "HELP":
+            if name in families:
+                problems.append("%d: family %s again" % (no, name))
+            families[name] = None
+            current = name
+        elif name != current or rest not in ("counter", "gauge"):
+            problems.append("%d: TYPE %s %s after HELP %s" % (no, name, rest, current))
+        else:
+            families[name] = rest
+        continue
+    m = SAMPLE.match(line)
+    if not m:
+        problems.append("%d: not the text format: %r" % (no, line))
+        continue
+    name, value = m.group(1), m.group(5)
+    labels = {k: unescape(v) for k, v in re.findall(LABEL, m.group(2))}
+    float(value)
+    key = (name, tuple(sorted(labels.items())))
+    if name != current:
+        problems.append("%d: sample of %s outside its family %s" % (no, name, current))
+    if key in seen:
+        problems.append("%d: sample twice: %s" % (no, key))
+    seen.add(key)
+    if not name.startswith("tierfs_"):
+        problems.append("%d: %s without the tierfs_ prefix" % (no, name))
+    if families.get(name) == "counter" and not name.endswith("_total"):
+        problems.append("%d: counter %s without _total" % (no, name))
+    if labels.get("mountpoint") != path:
+        problems.append("%d: mountpoint label %r" % (no, labels.get("mountpoint")))
+    samples[key] = float(value)
+
+
+def one(name, **labels):
+    labels["mountpoint"] = path
+    return samples.get((name, tuple(sorted(labels.items()))))
+
+
+checks = {
+    "data_bytes as in the JSON": one("tierfs_data_bytes") == stats["data_bytes"],
+    "a counter as in the JSON": one("tierfs_backend_stores_total") == stats["backend"]["stores"],
+    "a tier's ratio as in the JSON":
+    abs((one("tierfs_tier_compression_ratio", tier="zpool") or -1)
+        - stats["backend"]["tiers"][0]["compression_ratio"]) < 0.001,
+    "a tier family with both tiers": one("tierfs_tier_stored_pages", tier="zpool") is not None
+    and one("tierfs_tier_stored_pages", tier="file") is not None,
+    "ops by opcode": (one("tierfs_ops_total", op="write") or 0) > 0,
+    "info names the compressor": any(n == "tierfs_info" and ("backend_compressor", "lz4") in l
+                                     for n, l in seen),
+}
+problems += ["wrong: " + what for what, good in checks.items() if not good]
+print("\n".join(problems[:5]) if problems else
+      "ok %d families, %d samples" % (len(families), len(samples)))
+EOF
+	out=$(tail -n 5 "$work/prom.out")
+	case $out in
+	ok*) ok "stats --prometheus: the text format, line by line: ${out#ok }" ;;
+	*) fail "stats --prometheus" "the text format" "$out" ;;
+	esac
+	fusermount3 -u "$odd"
+}
+
 check_usage
 check_list
+check_prometheus
 check_backend zpool "backend=zpool"
 check_backend file "backend=file:${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test-ctl.swap.$$"
 check_ops
