@@ -58,7 +58,8 @@ struct tierfs_options {
 	bool is_remount;    /* -o remount: change the running mount instead */
 	const char *source; /* "tierfs" unless mount(8) names one */
 	const char *mountpoint;
-	char kernel_opts[1024]; /* comma list handed to libfuse/mount(2) */
+	char config_mountpoint[PATH_MAX]; /* --config's mountpoint=, if no argument names one */
+	char kernel_opts[1024];		  /* comma list handed to libfuse/mount(2) */
 };
 
 /* The suffixes of every size and count, powers of 1024, for messages. */

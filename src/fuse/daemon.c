@@ -8,12 +8,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "tierfs/backend.h"
@@ -195,6 +198,35 @@ static void daemon_ready(int *fd, int status)
 		log_msg(LOG_WARNING, "the mount's caller did not hear it is ready: %m");
 	close(*fd);
 	*fd = -1;
+}
+
+/*
+ * Tell systemd (Type=notify) how the daemon is: the datagram protocol of
+ * sd_notify(3), spoken directly so that tierfs needs no libsystemd.  A
+ * unit without NOTIFY_SOCKET is no concern.
+ */
+static void notify_systemd(const char *fmt, const char *mnt)
+{
+	const char *path = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char msg[PATH_MAX + 128];
+	size_t len;
+	int fd, n;
+
+	if (!path || (path[0] != '/' && path[0] != '@') || strlen(path) >= sizeof(sa.sun_path))
+		return;
+	len = strlen(path);
+	memcpy(sa.sun_path, path, len);
+	if (path[0] == '@')
+		sa.sun_path[0] = '\0';
+	n = snprintf(msg, sizeof(msg), fmt, mnt);
+	n += snprintf(msg + n, sizeof(msg) - (size_t)n, "\nMAINPID=%d", (int)getpid());
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || sendto(fd, msg, (size_t)n, MSG_NOSIGNAL, (struct sockaddr *)&sa,
+			     (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len)) < 0)
+		log_msg(LOG_WARNING, "systemd was not told: %m");
+	if (fd >= 0)
+		close(fd);
 }
 
 static bool is_still_mounted(const char *mnt, dev_t dev)
@@ -382,7 +414,9 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	}
 	log_mounted(&fs, mnt);
 	daemon_ready(&ready_fd, 0);
+	notify_systemd("READY=1\nSTATUS=serving %s", mnt);
 	ret = serve(se, opts.single_thread);
+	notify_systemd("STOPPING=1\nSTATUS=unmounting %s", mnt);
 	/*
 	 * SIGTERM, SIGINT and SIGHUP end the loop through libfuse's handlers,
 	 * which return the signal's number: an unmount asked for, not a failure.

@@ -20,9 +20,13 @@
 #include "tierfs/readahead.h"
 
 const char options_usage[] =
-	"usage: tierfs [SOURCE] MOUNTPOINT [-o OPTIONS] [-f] [-d] [-s]\n"
+	"usage: tierfs [SOURCE] MOUNTPOINT [-o OPTIONS] [--config FILE] [-f] [-d] [-s]\n"
+	"       tierfs --config FILE [-o OPTIONS] [-f]  (FILE gives mountpoint=)\n"
 	"       tierfs -h|--help, tierfs -V|--version\n"
 	"\n"
+	"  --config FILE  options from FILE, one or a comma list per line, '#' for a\n"
+	"                 comment, mountpoint=PATH for the mount point; where it\n"
+	"                 stands, so a later -o overrides it\n"
 	"  -f             stay in the foreground\n"
 	"  -d             debug: print every request (implies -f)\n"
 	"  -s             serve requests on one thread\n"
@@ -678,6 +682,77 @@ static void print_usage(FILE *out)
 			codec_left_out[i][1]);
 }
 
+/* A line without its leading and trailing blanks, in place. */
+static char *trim(char *s)
+{
+	char *end = s + strlen(s);
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	while (end > s && strchr(" \t\r\n", end[-1]))
+		*--end = '\0';
+	return s;
+}
+
+/*
+ * --config FILE: each line an option list as -o takes it, blank lines and
+ * '#' comments skipped, and mountpoint=PATH.  A wrong line fails naming
+ * the file and the line.
+ */
+static int parse_config(struct tierfs_options *o, const char *path, uint64_t ram, char *err,
+			size_t err_len)
+{
+	FILE *f = fopen(path, "re");
+	char line[PATH_MAX + 64], msg[512];
+	int no = 0, ret = 0;
+
+	if (!f)
+		return fail("--config '%s': %s", path, strerror(errno));
+	while (!ret && fgets(line, sizeof(line), f)) {
+		char *opt;
+
+		no++;
+		if (!strchr(line, '\n') && !feof(f)) {
+			ret = fail("%s:%d: line too long", path, no);
+			break;
+		}
+		opt = trim(line);
+		if (!*opt || *opt == '#')
+			continue;
+		if (!strncmp(opt, "mountpoint=", 11)) {
+			if (!opt[11] || strlen(opt + 11) >= sizeof(o->config_mountpoint))
+				ret = fail("%s:%d: want mountpoint=PATH", path, no);
+			else
+				strcpy(o->config_mountpoint, opt + 11);
+			continue;
+		}
+		/* Blanks around the commas are for the reader. */
+		for (char *from = opt, *to = opt, *next;; from = next + 1) {
+			size_t len;
+
+			next = strchr(from, ',');
+			if (next)
+				*next = '\0';
+			from = trim(from);
+			len = strlen(from);
+			memmove(to, from, len);
+			to += len;
+			*to++ = next ? ',' : '\0';
+			if (!next)
+				break;
+		}
+		ret = parse_list(o, opt, ram, err, err_len);
+		if (ret) {
+			snprintf(msg, sizeof(msg), "%s", err);
+			ret = fail("%s:%d: %s", path, no, msg);
+		}
+	}
+	if (!ret && ferror(f))
+		ret = fail("--config '%s': %s", path, strerror(EIO));
+	fclose(f);
+	return ret;
+}
+
 int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o, char *err,
 		  size_t err_len)
 {
@@ -724,6 +799,14 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 			o->debug = o->foreground = true;
 		} else if (!strcmp(a, "-s")) {
 			o->single_thread = true;
+		} else if (!strcmp(a, "--config") || !strncmp(a, "--config=", 9)) {
+			const char *path = a[8] ? a + 9 : argv[++i];
+
+			if (!path || !*path)
+				return fail("--config needs a FILE");
+			ret = parse_config(o, path, ram, err, err_len);
+			if (ret)
+				return ret;
 		} else if (!strncmp(a, "-o", 2)) {
 			const char *list = a[2] ? a + 2 : argv[++i];
 
@@ -740,6 +823,8 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 			return fail("unexpected argument '%s'", a);
 		}
 	}
+	if (!nr_positional && o->config_mountpoint[0])
+		positional[nr_positional++] = o->config_mountpoint;
 	if (!nr_positional)
 		return fail("no mount point given");
 	if (nr_positional == 2)
