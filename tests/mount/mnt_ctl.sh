@@ -630,6 +630,12 @@ check_list() {
 	MOUNTPOINT*) fail "list -n" "no header" "$out" ;;
 	*) ok "list -n: no header" ;;
 	esac
+	# The bash completion offers the mount points, the one with a space too.
+	completion=$(dirname "$0")/../../completions/tierctl
+	out=$(bash -c '. "$1"; COMP_WORDS=(tierctl stats "$2"); COMP_CWORD=2; _tierctl
+		printf "%s\n" "${COMPREPLY[@]}"' sh "$completion" "$work/" 2>&1)
+	expect_line "completion: tierctl stats offers the mount point" "^$mnt$" "$out"
+	expect_line "completion: and the one with a space" "^$second$" "$out"
 	"$tierctl" list -o mountpoint,nosuch >/dev/null 2>&1
 	expect "list -o with an unknown column: exit 2" 2 $?
 	if command -v python3 >/dev/null; then
