@@ -112,6 +112,7 @@ static int handle_set(struct tierfs *fs, const char *verb, const char *args, cha
 	uint64_t pool_max = fs->opts.pool_max_bytes;
 	unsigned int pool_pct = fs->opts.pool_max_pct;
 	bool is_pool_pct = fs->opts.is_pool_max_pct, has_pool_max = false;
+	const char *why = NULL; /* what a bad value should have been */
 	int nr = 0, ret;
 
 	budget_get_caps(ds, &mem, &limit);
@@ -153,6 +154,7 @@ static int handle_set(struct tierfs *fs, const char *verb, const char *args, cha
 				has_other = true;
 			has_budget = true;
 		} else if (!strcmp(pair, "readahead")) {
+			why = "want auto, direct, cluster or vma";
 			if (readahead_parse(val, &policy))
 				goto bad_value;
 			has_other = true;
@@ -174,16 +176,21 @@ static int handle_set(struct tierfs *fs, const char *verb, const char *args, cha
 			}
 			has_pool_max = has_other = true;
 		} else if (!strcmp(pair, "cgroup")) {
+			why = "want a cgroup's path as /proc/PID/cgroup shows it, from /";
 			if (val[0] != '/' || strlen(val) >= PATH_MAX)
 				goto bad_value;
 			cgroup = val;
 		} else {
-			snprintf(buf, size, "error: %s: unknown key '%.64s'\n", verb, pair);
+			snprintf(buf, size,
+				 "error: %s: unknown key '%.64s' (size, nr_inodes, mem, memlimit, "
+				 "readahead, pool_max, cgroup)\n",
+				 verb, pair);
 			return -EINVAL;
 		}
 		continue;
 bad_value:
-		snprintf(buf, size, "error: %s: invalid %.16s= value '%.64s'\n", verb, pair, val);
+		snprintf(buf, size, "error: %s: invalid %.16s= value '%.64s': %s\n", verb, pair,
+			 val, why);
 		return -EINVAL;
 	}
 	if (!nr && strcmp(verb, "remount")) {

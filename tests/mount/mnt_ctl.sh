@@ -306,7 +306,16 @@ check_set() {
 		*) named=${bad#*=} ;;
 		esac
 		expect_in "$name: set $bad: the message names '$named'" "$named" "$out"
+		# As the mount option's, the message says what the value should be.
+		case $bad in
+		bogus=*) expect_in "$name: set $bad: the keys listed" "(size, nr_inodes," "$out" ;;
+		readahead=*) expect_in "$name: set $bad: why" "want auto, direct, cluster or vma" "$out" ;;
+		*) expect_in "$name: set $bad: why" ": want " "$out" ;;
+		esac
 	done
+	out=$("$tierctl" set "$mnt" cgroup=x mem=1m 2>&1)
+	expect_in "$name: set cgroup=x: why" "want a cgroup's path" "$out"
+
 	out=$("$tierctl" set "$mnt" pool_max=1M 2>&1)
 	expect "$name: set pool_max=1M on a mount that is no chain: exit 1" 1 $?
 	expect_in "$name: set pool_max=: the message says why" "is no chain" "$out"
