@@ -22,6 +22,7 @@
 #include "tierfs/clock.h"
 #include "tierfs/ctl.h"
 #include "tierfs/options.h"
+#include "tierfs/pagemap.h"
 
 enum {
 	EXIT_REFUSED = 1,	/* the daemon refused, or the request failed */
@@ -643,29 +644,63 @@ static bool parse_drain_progress(struct drain_progress *st)
 	return st->state[0];
 }
 
-/* "ETA 12 s" from the pace so far, or "ETA ?" before there is one. */
-static void format_eta(const struct drain_progress *st, char *out, size_t size)
+/*
+ * The pace of the last second or so, as a drain slows when it reaches
+ * pages of a slower tier, or when other work competes: the average since
+ * the start would promise an end that then slips.
+ */
+struct drain_pace {
+	uint64_t since_ms, since_done; /* the window's start, daemon time */
+	uint64_t bytes_per_sec;	       /* over the last whole window; 0: none yet */
+};
+
+static void pace_update(struct drain_pace *p, const struct drain_progress *st)
 {
-	if (!st->pages_done || !st->elapsed_ms || st->pages_done > st->pages_total) {
+	enum { WINDOW_MS = 1000 };
+
+	if (st->elapsed_ms < p->since_ms || st->pages_done < p->since_done) {
+		p->since_ms = st->elapsed_ms;
+		p->since_done = st->pages_done;
+		return;
+	}
+	if (st->elapsed_ms - p->since_ms < WINDOW_MS)
+		return;
+	p->bytes_per_sec = (st->pages_done - p->since_done) * PAGE_SIZE * 1000 /
+			   (st->elapsed_ms - p->since_ms);
+	p->since_ms = st->elapsed_ms;
+	p->since_done = st->pages_done;
+}
+
+/* The rate shown: the recent one, or the average until there is one. */
+static uint64_t pace_rate(const struct drain_pace *p, const struct drain_progress *st)
+{
+	return p->bytes_per_sec ? p->bytes_per_sec : st->bytes_per_sec;
+}
+
+/* "ETA 12 s" at the recent pace, or "ETA ?" before there is one. */
+static void format_eta(const struct drain_progress *st, uint64_t bytes_per_sec, char *out,
+		       size_t size)
+{
+	if (!bytes_per_sec || st->pages_done > st->pages_total) {
 		snprintf(out, size, "ETA ?");
 		return;
 	}
 	snprintf(out, size, "ETA %" PRIu64 " s",
-		 ((st->pages_total - st->pages_done) * st->elapsed_ms / st->pages_done + 999) /
+		 ((st->pages_total - st->pages_done) * PAGE_SIZE * 1000 / bytes_per_sec + 999) /
 			 1000);
 }
 
-static void show_progress(const struct drain_progress *st, bool is_tty)
+static void show_progress(const struct drain_progress *st, uint64_t bytes_per_sec, bool is_tty)
 {
 	enum { BAR_WIDTH = 24 };
 	uint64_t percent = st->pages_total ? st->pages_done * 100 / st->pages_total : 100;
 	char bar[BAR_WIDTH + 1], eta[32];
 	int filled = (int)(percent > 100 ? BAR_WIDTH : percent * BAR_WIDTH / 100);
 
-	format_eta(st, eta, sizeof(eta));
+	format_eta(st, bytes_per_sec, eta, sizeof(eta));
 	if (!is_tty) {
 		fprintf(stderr, "drain: %" PRIu64 "/%" PRIu64 " pages, %" PRIu64 " MB/s, %s\n",
-			st->pages_done, st->pages_total, st->bytes_per_sec / 1000000, eta);
+			st->pages_done, st->pages_total, bytes_per_sec / 1000000, eta);
 		return;
 	}
 	memset(bar, '#', (size_t)filled);
@@ -673,7 +708,7 @@ static void show_progress(const struct drain_progress *st, bool is_tty)
 	bar[BAR_WIDTH] = '\0';
 	fprintf(stderr,
 		"\r[%s] %3" PRIu64 "%%  %" PRIu64 "/%" PRIu64 " pages  %" PRIu64 " MB/s  %s\033[K",
-		bar, percent, st->pages_done, st->pages_total, st->bytes_per_sec / 1000000, eta);
+		bar, percent, st->pages_done, st->pages_total, bytes_per_sec / 1000000, eta);
 }
 
 static int cmd_drain(const char *mnt, int argc, char **argv)
@@ -682,6 +717,7 @@ static int cmd_drain(const char *mnt, int argc, char **argv)
 	const struct timespec poll_interval = { .tv_nsec = 200 * 1000 * 1000 };
 	bool is_tty = isatty(STDERR_FILENO), is_stopping = false;
 	uint64_t last_line_ms = clock_now_ms();
+	struct drain_pace pace = { 0 };
 	struct drain_progress st;
 	int ret;
 
@@ -735,10 +771,11 @@ static int cmd_drain(const char *mnt, int argc, char **argv)
 		}
 		if (strcmp(st.state, "running"))
 			break;
+		pace_update(&pace, &st);
 		if (is_tty) {
-			show_progress(&st, true);
+			show_progress(&st, pace_rate(&pace, &st), true);
 		} else if (clock_now_ms() - last_line_ms >= 1000) {
-			show_progress(&st, false);
+			show_progress(&st, pace_rate(&pace, &st), false);
 			last_line_ms = clock_now_ms();
 		}
 		nanosleep(&poll_interval, NULL);

@@ -222,4 +222,29 @@ in_flight() {
 in_flight "unmount in flight"
 in_flight "SIGTERM in flight"
 
+# A slow drain's progress lines: the ETA is what is left at the rate shown
+# (the last second's), within the rounding of the MB/s.
+if mount_faulty load:slow:20; then
+	head -c 24M /dev/urandom >"$mnt/eta"
+	"$tierctl" reclaim "$mnt" all >/dev/null
+	"$tierctl" set "$mnt" mem=256M >/dev/null
+	"$tierctl" drain "$mnt" >/dev/null 2>"$work/eta.err"
+	expect_rc=$?
+	[ $expect_rc -eq 0 ] && ok "slow drain: exit 0" || fail "slow drain" "exit 0" "exit $expect_rc"
+	verdict=$(awk '/^drain: [0-9]+\/[0-9]+ pages/ {
+		split($2, p, "/"); rate = $4; eta = $7; n++
+		est = rate ? (p[2] - p[1]) * 4096 / (rate * 1e6) : -1
+		if (rate == 0 || eta < est * 0.8 - 1 || eta > est * 1.25 + 1)
+			bad = bad " [" $0 ": " est " s at that rate]"
+	} END { print n + 0, (bad ? bad : "") }' "$work/eta.err")
+	case $verdict in
+	0*) fail "slow drain: progress lines" "one a second" "$(cat "$work/eta.err")" ;;
+	*" "*"["*) fail "slow drain: ETA at the rate shown" "consistent" "$verdict" ;;
+	*) ok "slow drain: ${verdict% } progress lines, each ETA what is left at its rate" ;;
+	esac
+	fusermount3 -u "$mnt"
+else
+	fail "slow drain: mount" "status 0" "a failure"
+fi
+
 finish
