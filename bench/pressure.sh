@@ -617,9 +617,10 @@ echo "zram's pool is not charged to the cgroup; tierfs's pool is (it lives in th
 # --- results for bench/run -------------------------------------------------
 
 # res LABEL UNIT KEY: tierfs against the kernel for R[KEY.*].
+# res LABEL UNIT KEY [BETTER]
 res()
 {
-	result "$1" "$2" "${R[$3.tierfs]-}" "$KLABEL" "${R[$3.kernel]-}"
+	result "$1" "$2" "${R[$3.tierfs]-}" "$KLABEL" "${R[$3.kernel]-}" "${4-}"
 }
 
 mib_num()
@@ -637,7 +638,7 @@ if [ -n "$RESULTS" ]; then
 	res "4K randread psync" IOPS randread
 	res "4K randread mmap x$NR_MMAP_JOBS, uniform" IOPS mmap_uniform
 	res "4K randread mmap x$NR_MMAP_JOBS, zipf:1.2" IOPS mmap_zipf
-	res "compression ratio (zram orig/compr_data_size, tierfs stored/pool)" x ratio
+	res "compression ratio (zram orig/compr_data_size, tierfs stored/pool)" x ratio higher
 	res "$pool_label" B/B perbyte
 	result "cgroup peak (max_usage_in_bytes)" MiB "$(mib_num "${R[peak.tierfs]-}")" \
 		"$KLABEL" "$(mib_num "${R[peak.kernel]-}")"

@@ -599,7 +599,7 @@ val()
 	echo "$v"
 }
 
-# ROWS: LABEL|UNIT|KEY|mib|sep-only
+# ROWS: LABEL|UNIT|KEY|mib|sep-only|BETTER (higher or lower, where the unit does not say)
 ROWS=(
 	"hot 4K randread psync, alone|IOPS|alone.iops||"
 	"hot 4K randread psync, beside the streamer|IOPS|with.iops||"
@@ -609,8 +609,8 @@ ROWS=(
 	"hot re-read slowdown beside the streamer (target <= 1.2)|x|slowdown||"
 	"hot p99 read latency, alone|us|alone.p99||"
 	"hot p99 read latency, beside the streamer|us|with.p99||"
-	"hot tenant resident, end of the streamer phase|MiB|with.hot_res|mib|sep-only"
-	"hot tenant resident, lowest sampled beside the streamer|MiB|with.hot_res_min|mib|sep-only"
+	"hot tenant resident, end of the streamer phase|MiB|with.hot_res|mib|sep-only|higher"
+	"hot tenant resident, lowest sampled beside the streamer|MiB|with.hot_res_min|mib|sep-only|higher"
 	"hot tenant swapped, end of the streamer phase|MiB|with.hot_sw|mib|sep-only"
 	"hot tenant swapped, highest sampled beside the streamer|MiB|with.hot_sw_max|mib|sep-only"
 	"hot pages loaded back beside the streamer (lower bound)|pages|with.hot_loaded||sep-only"
@@ -636,7 +636,7 @@ done
 # shellcheck disable=SC2059
 printf "$fmt" metric unit "${heads[@]}"
 for row in "${ROWS[@]}"; do
-	IFS='|' read -r label unit key ismib seponly <<<"$row"
+	IFS='|' read -r label unit key ismib seponly _ <<<"$row"
 	cells=()
 	for cfg in "${CONFIGS[@]}"; do
 		v=$(val "$cfg" "$key" "$ismib" "$seponly")
@@ -687,13 +687,13 @@ echo "target: hot re-read beside the streamer within 1.2x of alone: $(verdicts)"
 
 if [ -n "$RESULTS" ]; then
 	for row in "${ROWS[@]}"; do
-		IFS='|' read -r label unit key ismib seponly <<<"$row"
+		IFS='|' read -r label unit key ismib seponly better <<<"$row"
 		if [ "${#CONFIGS[@]}" -eq 1 ]; then
-			result "$label" "$unit" "$(val sep "$key" "$ismib" "$seponly")" "-" ""
+			result "$label" "$unit" "$(val sep "$key" "$ismib" "$seponly")" "-" "" "$better"
 		fi
 		for cfg in "${CONFIGS[@]:1}"; do
 			result "$label" "$unit" "$(val sep "$key" "$ismib" "$seponly")" \
-				"${R[label.$cfg]}" "$(val "$cfg" "$key" "$ismib" "$seponly")"
+				"${R[label.$cfg]}" "$(val "$cfg" "$key" "$ismib" "$seponly")" "$better"
 		done
 	done
 	param "tierfs" "mem=${MEM_MB}m backend=$BACKEND cache=never size=${FS_MB}m swapsize=${SWAP_MB}m, daemon in the root cgroup"
@@ -702,7 +702,7 @@ if [ -n "$RESULTS" ]; then
 	param "stream" "${STREAM_MB} MiB, fio write 1M + dd read 1M in a loop, measured from its first write pass on"
 	param "stats" "tierctl stats --json every ${SAMPLE_S} s in both phases"
 	param "anchors" "one: both in one cgroup of ${HOT_LIMIT_MB} MiB; share: stream share ${SMALL_SHARE_MB} MiB (tierctl set); nomem: mem=${BIG_MEM_MB}m and the stream share set to it"
-	plot iops bars "hot tenant: 4 KiB randread psync, alone, beside the streamer, alone again" "" IOPS
+	plot iops bars "hot tenant: 4 KiB randread psync, alone, beside the streamer, alone again" "set-up (cgroups, shares)" IOPS
 	for cfg in "${CONFIGS[@]}"; do
 		point iops alone "${R[label.$cfg]}" "${R[$cfg.alone.iops]:--}"
 		point iops "beside the streamer" "${R[label.$cfg]}" "${R[$cfg.with.iops]:--}"
