@@ -434,6 +434,15 @@ at_least() {
 	fi
 }
 
+# below NAME A B: A < B, both numbers.
+below() {
+	if [ "${2:-x}" -lt "${3:-0}" ] 2>/dev/null; then
+		ok "$1 ($2 < $3)"
+	else
+		fail "$1" "< ${3:-?}" "${2:-none}"
+	fi
+}
+
 # 8: the peaks of the footprint and the pool hold after a delete and
 # start again on reset-peaks; the compressor is named.
 check_peaks() {
@@ -452,20 +461,12 @@ check_peaks() {
 	fp_high=$(stat_of footprint_peak_bytes)
 	rm "$mnt/peak"
 	low=$(stat_of pool_bytes)
-	if [ "${low:-x}" -lt "${high:-0}" ] 2>/dev/null; then
-		ok "$name: deleting a swapped file shrinks the pool ($high -> $low)"
-	else
-		fail "$name: pool_bytes after a delete" "< ${high:-?}" "${low:-none}"
-	fi
+	below "$name: deleting a swapped file shrinks the pool" "$low" "$high"
 	at_least "$name: the pool's peak stays after the delete" "$(stat_of pool_peak_bytes)" "$high"
 	out=$("$tierctl" reset-peaks "$mnt" 2>&1)
 	expect "$name: reset-peaks: exit 0" 0 $?
 	peak=$(stat_of pool_peak_bytes)
-	if [ "${peak:-x}" -lt "$high" ] 2>/dev/null; then
-		ok "$name: reset-peaks lowers the pool's peak ($high -> $peak)"
-	else
-		fail "$name: pool_peak_bytes after reset-peaks" "< $high" "${peak:-none}"
-	fi
+	below "$name: reset-peaks lowers the pool's peak" "$peak" "$high"
 	at_least "$name: the peak after the reset is what is held" "$peak" "$(stat_of pool_bytes)"
 	at_least "$name: the footprint's peak after the reset is no higher" \
 		"$fp_high" "$(stat_of footprint_peak_bytes)"
