@@ -127,7 +127,29 @@ else
 	echo "skip - notify: needs python3"
 fi
 
-# 5. The shipped units, as systemd reads them.
+# 5. The unit's privileges: no new privileges and only its capability
+# bounding set still mount, serve and unmount (the rest of its hardening is
+# seccomp and cgroup policy, which only systemd applies).
+caps=$(sed -n 's/^CapabilityBoundingSet=//p' "$source_dir/debian/tierfs@.service" |
+	tr 'A-Z' 'a-z' | sed 's/cap_/+/g; s/ /,/g')
+if command -v setpriv >/dev/null && [ -n "$caps" ]; then
+	if setpriv --no-new-privs --bounding-set "-all,$caps" --inh-caps "-all" \
+		"$tierfs" "$mnt" -o size=16m; then
+		echo data >"$mnt/f" && [ "$(cat "$mnt/f")" = data ] &&
+			ok "the unit's capabilities ($caps) and no_new_privs: it mounts and serves" ||
+			fail "the unit's capabilities: a write and read" "data" "$(cat "$mnt/f" 2>&1)"
+		"$tierctl" stats "$mnt" >/dev/null 2>&1
+		expect "the unit's capabilities: the control channel answers" 0 $?
+		fusermount3 -u "$mnt"
+	else
+		fail "the unit's capabilities ($caps) and no_new_privs" "a mount" "a failure"
+	fi
+else
+	nr_skipped=$((nr_skipped + 1))
+	echo "skip - the unit's capabilities: no setpriv or no CapabilityBoundingSet="
+fi
+
+# 6. The shipped units, as systemd reads them.
 if command -v systemd-analyze >/dev/null; then
 	units=$work/units
 	mkdir -p "$units"
