@@ -320,22 +320,6 @@ static json_t *column_value(const struct list_row *row, const struct list_column
 	return obj && col->key ? json_object_get(obj, col->key) : NULL;
 }
 
-/* s with control bytes, spaces and backslashes as \ooo, as mountinfo has them. */
-static void escape(const char *s, char *out, size_t size)
-{
-	size_t n = 0;
-
-	for (; *s && n + 5 < size; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c <= 0x20 || c == 0x7f || c == '\\')
-			n += (size_t)snprintf(out + n, size - n, "\\%03o", c);
-		else
-			out[n++] = (char)c;
-	}
-	out[n] = '\0';
-}
-
 /* The text of a cell; "-" where the daemon gave no such value. */
 static void column_text(const struct list_row *row, const struct list_column *col, bool is_raw,
 			char *out, size_t size)
@@ -345,12 +329,12 @@ static void column_text(const struct list_row *row, const struct list_column *co
 
 	switch (col->kind) {
 	case COL_PATH:
-		escape(row->mp->path, out, size);
+		ctl_escape(row->mp->path, true, out, size);
 		return;
 	case COL_OWNER:
 		pw = getpwuid(row->mp->mount.owner);
 		if (pw)
-			escape(pw->pw_name, out, size);
+			ctl_escape(pw->pw_name, true, out, size);
 		else
 			snprintf(out, size, "%u", (unsigned int)row->mp->mount.owner);
 		return;
@@ -375,7 +359,7 @@ static void column_text(const struct list_row *row, const struct list_column *co
 	case COL_STRING:
 		if (!json_is_string(v))
 			break;
-		escape(json_string_value(v), out, size);
+		ctl_escape(json_string_value(v), true, out, size);
 		return;
 	}
 	snprintf(out, size, "-");

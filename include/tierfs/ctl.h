@@ -118,6 +118,13 @@ int ctl_list_mounts(struct ctl_mount_point **out, unsigned int *nr);
  */
 void ctl_format_bytes(uint64_t bytes, char *out, size_t size);
 
+/*
+ * s into out with control bytes and backslashes (and spaces, with
+ * is_space_too, as mountinfo has them) as \ooo, so that no name can make
+ * a line, or a column, of its own in text output.  Returns out.
+ */
+const char *ctl_escape(const char *s, bool is_space_too, char *out, size_t size);
+
 /* The device number of the mount at mountpoint, from /proc/self/mountinfo. */
 int ctl_mount_dev(const char *mountpoint, dev_t *dev);
 

@@ -465,18 +465,14 @@ static json_t *tenant_json(const struct lru_lists *ls, const char *path, const c
 			 json_text(source));
 }
 
-/*
- * s with control bytes and backslashes as \ooo, so that a cgroup named with
- * a newline cannot make lines of its own in the text stats.
- */
-static const char *printable(const char *s, char *out, size_t size)
+const char *ctl_escape(const char *s, bool is_space_too, char *out, size_t size)
 {
 	size_t n = 0;
 
 	for (; *s && n + 5 < size; s++) {
 		unsigned char c = (unsigned char)*s;
 
-		if (c < 0x20 || c == 0x7f || c == '\\')
+		if (c < 0x20 || c == 0x7f || c == '\\' || (is_space_too && c == ' '))
 			n += (size_t)snprintf(out + n, size - n, "\\%03o", c);
 		else
 			out[n++] = (char)c;
@@ -495,8 +491,8 @@ static void tenant_text(const struct lru_lists *ls, const char *path, const char
 	put_bytes(atomic_load(&ls->nr_swapped) * PAGE_SIZE, is_raw, w, sizeof(w));
 	put_bytes(limit, is_raw, l, sizeof(l));
 	ctl_put(buf, size, len, "  %-30s resident %s, swapped %s, limit %s (%s)\n",
-		printable(path, p, sizeof(p)), r, w, limit ? l : "none",
-		printable(source, src, sizeof(src)));
+		ctl_escape(path, false, p, sizeof(p)), r, w, limit ? l : "none",
+		ctl_escape(source, false, src, sizeof(src)));
 }
 
 /* One line or object per tenant, the root lists first; into cgroups if JSON. */
@@ -580,23 +576,20 @@ static void prom_name(const char *group, const char *key, char *out, size_t size
 			*c = '_';
 }
 
-/* A label value: \ " and newline escaped; not UTF-8, bytes past ASCII as '?'. */
+/* A label value: \ " and newline escaped, as UTF-8 as json_text() makes it. */
 static void prom_put_value(const char *v, char *buf, size_t size, size_t *len)
 {
-	json_t *probe = json_string(v);
-	bool is_utf8 = probe;
+	json_t *text = json_text(v);
 
-	json_decref(probe);
-	for (; *v; v++) {
-		unsigned char c = (unsigned char)*v;
-
-		if (c == '\\' || c == '"')
-			ctl_put(buf, size, len, "\\%c", c);
-		else if (c == '\n')
+	for (const char *c = text ? json_string_value(text) : ""; *c; c++) {
+		if (*c == '\\' || *c == '"')
+			ctl_put(buf, size, len, "\\%c", *c);
+		else if (*c == '\n')
 			ctl_put(buf, size, len, "\\n");
 		else
-			ctl_put(buf, size, len, "%c", c >= 0x80 && !is_utf8 ? '?' : c);
+			ctl_put(buf, size, len, "%c", *c);
 	}
+	json_decref(text);
 }
 
 static void prom_family(const char *name, const struct stat_item *it, const char *what, char *buf,

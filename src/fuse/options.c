@@ -726,22 +726,10 @@ static int parse_config(struct tierfs_options *o, const char *path, uint64_t ram
 				strcpy(o->config_mountpoint, opt + 11);
 			continue;
 		}
-		/* Blanks around the commas are for the reader. */
-		for (char *from = opt, *to = opt, *next;; from = next + 1) {
-			size_t len;
-
-			next = strchr(from, ',');
-			if (next)
-				*next = '\0';
-			from = trim(from);
-			len = strlen(from);
-			memmove(to, from, len);
-			to += len;
-			*to++ = next ? ',' : '\0';
-			if (!next)
-				break;
-		}
-		ret = parse_list(o, opt, ram, err, err_len);
+		/* As -o's list, but blanks around the commas are for the reader. */
+		for (char *save = NULL, *one = strtok_r(opt, ",", &save); one && !ret;
+		     one = strtok_r(NULL, ",", &save))
+			ret = parse_one(o, trim(one), ram, err, err_len);
 		if (ret) {
 			snprintf(msg, sizeof(msg), "%s", err);
 			ret = fail("%s:%d: %s", path, no, msg);

@@ -250,8 +250,8 @@ static bool update_locked(struct data_space *ds)
 		if (ps.nr_ready > ps.nr_ready_target) {
 			pagepool_trim(ds->pool, ps.nr_ready_target);
 			pagepool_get_stats(ds->pool, &ps);
+			footprint_of(ds, &ps, &bs, &fp);
 		}
-		footprint_of(ds, &ps, &bs, &fp);
 		headroom = BUDGET_HEADROOM + (limit >> BUDGET_HEADROOM_SHIFT);
 		other = fp.backend + fp.descriptors + fp.transport +
 			ps.nr_ready_target * PAGE_SIZE + headroom + pool_reserve_locked(ds);
