@@ -167,12 +167,12 @@ bool budget_update(struct data_space *ds, bool force);
 bool budget_refresh(struct data_space *ds);
 
 /*
- * The peaks, as zram's mem_used_max: the footprint and a RAM backend's
- * pool are sampled at every budget update (each reclaim batch, statfs, a
- * limit change), at every stats read, and when a charge finds the data
- * BUDGET_PEAK_STEP pages away from where the last such sample saw it, so
- * a peak is never below what stats showed and misses a high by at most
- * about that step.
+ * The peaks, as zram's mem_used_max: the footprint and the backend's
+ * pool_bytes are sampled at every budget update (during reclaim, at most
+ * every 5 ms; statfs, a limit change), at every stats
+ * read, and when a charge finds the data BUDGET_PEAK_STEP pages away from
+ * where the last such sample saw it, so a peak is never below what stats
+ * showed; a high between two samples can be missed.
  * budget_sample_peaks() takes a sample now; budget_reset_peaks() starts
  * the peaks again from what is held now.
  */

@@ -443,6 +443,52 @@ below() {
 	fi
 }
 
+# 8b: under writes, reads and eviction, no stats reply shows a peak below
+# a footprint or pool an earlier reply (or the same one) showed, and the
+# peaks never fall.
+check_peaks_under_io() {
+	name=$1
+
+	(
+		end=$(($(date +%s) + 4))
+		i=0
+		while [ "$(date +%s)" -lt "$end" ]; do
+			cp "$src" "$mnt/io$((i % 3))" && cat "$mnt/io$(((i + 1) % 3))" >/dev/null 2>&1
+			rm -f "$mnt/io$(((i + 2) % 3))"
+			i=$((i + 1))
+		done
+		rm -f "$mnt"/io*
+	) &
+	io=$!
+	: >"$work/peaks.json"
+	for _ in $(seq 20); do
+		"$tierctl" stats "$mnt" --json >>"$work/peaks.json"
+		sleep 0.2
+	done
+	wait $io
+	verdict=$(python3 - "$work/peaks.json" <<'EOF'
+import json, sys
+fp_seen = pool_seen = fp_peak = pool_peak = 0
+bad = []
+for no, line in enumerate(open(sys.argv[1]), 1):
+    s = json.loads(line)
+    fp_seen = max(fp_seen, s["footprint_bytes"])
+    pool_seen = max(pool_seen, s["backend"]["pool_bytes"])
+    want_fp, want_pool = max(fp_seen, fp_peak), max(pool_seen, pool_peak)
+    if s["footprint_peak_bytes"] < want_fp:
+        bad.append("%d: footprint peak %d below %d" % (no, s["footprint_peak_bytes"], want_fp))
+    if s["backend"]["pool_peak_bytes"] < want_pool:
+        bad.append("%d: pool peak %d below %d" % (no, s["backend"]["pool_peak_bytes"], want_pool))
+    fp_peak, pool_peak = s["footprint_peak_bytes"], s["backend"]["pool_peak_bytes"]
+print("; ".join(bad[:3]) if bad else "ok %d replies, peaks %d and %d" % (no, fp_peak, pool_peak))
+EOF
+)
+	case $verdict in
+	ok*) ok "$name: under I/O and eviction: no peak below what a reply showed (${verdict#ok })" ;;
+	*) fail "$name: peaks under I/O and eviction" "never below a shown value" "$verdict" ;;
+	esac
+}
+
 # 8: the peaks of the footprint and the pool hold after a delete and
 # start again on reset-peaks; the compressor is named.
 check_peaks() {
@@ -563,6 +609,7 @@ check_backend() {
 	fi
 	check_drain "$name"
 	check_drain_under_io "$name"
+	command -v python3 >/dev/null && check_peaks_under_io "$name"
 	case $opts in
 	*file:*)
 		if write_files h 12; then
@@ -684,6 +731,23 @@ print("ok")' "$mnt" "$second" >"$work/list.out" 2>&1
 		"$1" list && "$1" list --json' sh "$tierctl" 2>&1)
 	expect "list with no mount: nothing, then an empty JSON list" \
 		"$(printf '{\n  "mounts": []\n}')" "$out"
+	# A mount point with a newline makes no row of its own.
+	forger="$work/nl
+fake 9.9 GiB"
+	mkdir "$forger"
+	if "$tierfs" "$forger" -o size=1G; then
+		out=$("$tierctl" list -o mountpoint,size 2>&1)
+		case $out in
+		*"
+fake"*) fail "list: a mount point with a newline" "one escaped row" "$out" ;;
+		*) ok "list: a mount point with a newline stays one row" ;;
+		esac
+		expect_line "list: its row, escaped as mountinfo escapes it" \
+			"^$work/nl\\\\012fake\\\\0409\.9\\\\040GiB +1\.0 GiB$" "$out"
+		fusermount3 -u "$forger"
+	else
+		fail "list: mount at a path with a newline" "status 0" "a failure"
+	fi
 	fusermount3 -u "$second"
 	fusermount3 -u "$mnt"
 }
