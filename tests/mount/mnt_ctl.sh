@@ -723,6 +723,21 @@ print("ok")' "$mnt" "$second" >"$work/list.out" 2>&1
 	expect_line "list: the others still shown" "^$mnt +3\.0 MiB +zpool$" "$out"
 	expect_in "list: stderr names the stopped mount" "daemon not answering" "$(cat "$work/list.err")"
 
+	# Two stopped daemons cost the timeout once, not twice: asked at once.
+	pid1=$(pgrep -n -f -- "$mnt -o size=1G")
+	kill -STOP "$pid" "$pid1"
+	start=$(date +%s%N)
+	"$tierctl" list --timeout 1 >/dev/null 2>&1
+	rc=$?
+	ms=$((($(date +%s%N) - start) / 1000000))
+	kill -CONT "$pid" "$pid1"
+	expect "list with two stopped daemons: exit 4" 4 $rc
+	if [ "$ms" -lt 1800 ]; then
+		ok "list: two stopped daemons with --timeout 1 took $ms ms, one timeout"
+	else
+		fail "list: two stopped daemons with --timeout 1" "< 1800 ms (asked at once)" "$ms ms"
+	fi
+
 	# A namespace of its own, every tierfs mount lazily taken out of it.
 	out=$(unshare -m sh -c '
 		awk "\$0 ~ / - fuse(blk)?\.tierfs / { print \$5 }" /proc/self/mountinfo |
@@ -869,6 +884,15 @@ check_list
 check_prometheus
 check_backend zpool "backend=zpool"
 check_backend file "backend=file:${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test-ctl.swap.$$"
+# The peaks again with a memory limit in force (the budget's limit path).
+if ! command -v python3 >/dev/null; then
+	echo "# skip: the peaks under memlimit= need python3"
+elif "$tierfs" "$mnt" -o size=1G,mem=32M,memlimit=96m,cache=never; then
+	check_peaks_under_io "zpool, memlimit=96m"
+	fusermount3 -u "$mnt"
+else
+	fail "peaks under memlimit=96m: mount" "status 0" "a failure"
+fi
 check_ops
 
 finish
