@@ -22,10 +22,10 @@
 #include <unistd.h>
 
 #include <liburing.h>
-#include <sodium.h>
 
 #include "tierfs/backend.h"
 #include "tierfs/log.h"
+#include "tierfs/seal.h"
 
 extern const struct tier_backend_ops tier_backend_file;
 
@@ -35,14 +35,6 @@ extern const struct tier_backend_ops tier_backend_file;
 #define FILE_WAVE_IOVS 1024    /* iovecs in flight on one ring */
 #define FILE_MAX_RINGS 16
 #define FILE_SEAL_WAVE_PAGES FILE_RUN_MAX_PAGES /* a ring's bounce buffer, in pages */
-#define FILE_TAG_BYTES 16
-#define FILE_NONCE_BYTES crypto_aead_xchacha20poly1305_ietf_NPUBBYTES /* the longer one */
-
-enum file_cipher {
-	FILE_PLAINTEXT,
-	FILE_AES256GCM,		/* where the CPU has AES-NI and PCLMUL */
-	FILE_XCHACHA20POLY1305, /* elsewhere: as fast in software, constant time */
-};
 
 /*
  * How a slot's last store sealed it, kept in memory only: a tag on disk
@@ -53,13 +45,7 @@ enum file_cipher {
  */
 struct file_seal {
 	uint64_t nonce;
-	unsigned char tag[FILE_TAG_BYTES];
-};
-
-/* The key, in sodium_malloc() memory: locked, kept out of core dumps, wiped when freed. */
-struct file_key {
-	crypto_aead_aes256gcm_state aes; /* AES-256-GCM's expanded key */
-	unsigned char key[crypto_aead_xchacha20poly1305_ietf_KEYBYTES];
+	unsigned char tag[SEAL_TAG_BYTES];
 };
 
 /* A contiguous range of slots moved by one request. */
@@ -102,11 +88,8 @@ struct file_backend {
 	uint64_t nr_used;
 	unsigned int nr_rings;
 	struct file_ring *rings;
-	enum file_cipher cipher;
-	struct file_key *key;		 /* NULL: plaintext */
-	struct file_backend *next_keyed; /* in file_keyed, under file_keyed_lock */
+	struct seal_key *key;		 /* NULL: plaintext */
 	struct file_seal *seals;	 /* one a slot; written by the store that owns the slot */
-	atomic_uint_fast64_t nr_sealed;	 /* the next nonce */
 	atomic_uint_fast64_t ring_bytes; /* iovecs and bounce buffers of rings set up */
 	atomic_uint_fast64_t nr_stores, nr_loads, nr_frees;
 	atomic_uint_fast64_t nr_store_errors, nr_load_errors, nr_reject_full, nr_reject_alloc;
@@ -115,14 +98,6 @@ struct file_backend {
 
 static atomic_uint file_nr_threads;
 
-/*
- * Backends with a key.  Memory locks are not inherited across fork(), and
- * the daemon forks into the background after it has made its backends: the
- * child locks their keys again.
- */
-static pthread_mutex_t file_keyed_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct file_backend *file_keyed;
-static pthread_once_t file_atfork_once = PTHREAD_ONCE_INIT;
 static _Thread_local unsigned int file_thread_id; /* 0: not yet numbered */
 
 static struct file_backend *to_file(struct tier_backend *tb)
@@ -336,48 +311,21 @@ static int file_ring_submit_wait(struct io_uring *ring, unsigned int nr_wait)
 
 /* ---- seals ---- */
 
-static void file_le64(unsigned char *out, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		out[i] = (unsigned char)(v >> (8 * i));
-}
-
 /* Seal page, to be stored in slot, into out; a fresh nonce for it. */
 static void file_seal(struct file_backend *b, uint64_t slot, const void *page, void *out)
 {
 	struct file_seal *seal = &b->seals[slot];
-	unsigned char nonce[FILE_NONCE_BYTES] = { 0 }, ad[8];
 
-	seal->nonce = atomic_fetch_add_explicit(&b->nr_sealed, 1, memory_order_relaxed);
-	file_le64(nonce, seal->nonce);
-	file_le64(ad, slot);
-	if (b->cipher == FILE_AES256GCM)
-		crypto_aead_aes256gcm_encrypt_detached_afternm(out, seal->tag, NULL, page,
-							       PAGE_SIZE, ad, sizeof(ad), NULL,
-							       nonce, &b->key->aes);
-	else
-		crypto_aead_xchacha20poly1305_ietf_encrypt_detached(out, seal->tag, NULL, page,
-								    PAGE_SIZE, ad, sizeof(ad), NULL,
-								    nonce, b->key->key);
+	seal->nonce = seal_next_nonce(b->key);
+	seal_data(b->key, seal->nonce, slot, page, PAGE_SIZE, out, seal->tag);
 }
 
 /* Open the sealed page in slot, in place.  Returns 0, or -EIO when it does not verify. */
 static int file_unseal(struct file_backend *b, uint64_t slot, void *page)
 {
 	const struct file_seal *seal = &b->seals[slot];
-	unsigned char nonce[FILE_NONCE_BYTES] = { 0 }, ad[8];
-	int ret;
 
-	file_le64(nonce, seal->nonce);
-	file_le64(ad, slot);
-	if (b->cipher == FILE_AES256GCM)
-		ret = crypto_aead_aes256gcm_decrypt_detached_afternm(page, NULL, page, PAGE_SIZE,
-								     seal->tag, ad, sizeof(ad),
-								     nonce, &b->key->aes);
-	else
-		ret = crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
-			page, NULL, page, PAGE_SIZE, seal->tag, ad, sizeof(ad), nonce, b->key->key);
-	return ret ? -EIO : 0;
+	return seal_open(b->key, seal->nonce, slot, page, PAGE_SIZE, seal->tag);
 }
 
 /*
@@ -640,7 +588,7 @@ static void file_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	st->nr_fallback_sparse = !b->is_preallocated;
 	st->meta_bytes = (b->nr_slots + 63) / 64 * sizeof(*b->bitmap) +
 			 (b->seals ? b->nr_slots * sizeof(*b->seals) : 0) +
-			 (b->key ? sizeof(*b->key) : 0) + atomic_load(&b->ring_bytes) +
+			 (b->key ? seal_key_bytes() : 0) + atomic_load(&b->ring_bytes) +
 			 b->nr_rings * sizeof(*b->rings);
 	st->ram_bytes = st->meta_bytes;
 }
@@ -659,17 +607,7 @@ static void file_destroy(struct tier_backend *tb)
 	}
 	free(b->rings);
 	free(b->seals);
-	if (b->key) {
-		struct file_backend **p;
-
-		pthread_mutex_lock(&file_keyed_lock);
-		for (p = &file_keyed; *p && *p != b; p = &(*p)->next_keyed)
-			;
-		if (*p)
-			*p = b->next_keyed;
-		pthread_mutex_unlock(&file_keyed_lock);
-	}
-	sodium_free(b->key);
+	seal_key_free(b->key);
 	free(b->bitmap);
 	pthread_mutex_destroy(&b->alloc_lock);
 	if (b->fd >= 0)
@@ -880,55 +818,13 @@ static bool file_try_direct(int fd)
 	return is_direct;
 }
 
-/* fork() with file_keyed_lock held, so that the child finds the list whole. */
-static void file_atfork_prepare(void)
-{
-	pthread_mutex_lock(&file_keyed_lock);
-}
-
-static void file_atfork_parent(void)
-{
-	pthread_mutex_unlock(&file_keyed_lock);
-}
-
-static void file_atfork_child(void)
-{
-	for (struct file_backend *b = file_keyed; b; b = b->next_keyed)
-		sodium_mlock(b->key, sizeof(*b->key));
-	pthread_mutex_unlock(&file_keyed_lock);
-}
-
-static void file_atfork_register(void)
-{
-	pthread_atfork(file_atfork_prepare, file_atfork_parent, file_atfork_child);
-}
-
-/*
- * A random key of b's own and room for a seal a slot.  AES-256-GCM where the
- * CPU does it in hardware, expanded once; XChaCha20-Poly1305 elsewhere.
- */
+/* A key of b's own and room for a seal a slot. */
 static int file_key_new(struct file_backend *b, bool is_aes_allowed)
 {
-	if (sodium_init() < 0)
-		return -EIO;
-	pthread_once(&file_atfork_once, file_atfork_register);
 	b->seals = calloc(b->nr_slots, sizeof(*b->seals));
-	b->key = sodium_malloc(sizeof(*b->key));
-	if (!b->seals || !b->key)
+	if (!b->seals)
 		return -ENOMEM;
-	randombytes_buf(b->key->key, sizeof(b->key->key));
-	if (is_aes_allowed && crypto_aead_aes256gcm_is_available()) {
-		b->cipher = FILE_AES256GCM;
-		crypto_aead_aes256gcm_beforenm(&b->key->aes, b->key->key);
-		sodium_memzero(b->key->key, sizeof(b->key->key));
-	} else {
-		b->cipher = FILE_XCHACHA20POLY1305;
-	}
-	pthread_mutex_lock(&file_keyed_lock);
-	b->next_keyed = file_keyed;
-	file_keyed = b;
-	pthread_mutex_unlock(&file_keyed_lock);
-	return 0;
+	return seal_key_new(is_aes_allowed, &b->key);
 }
 
 /*
@@ -966,7 +862,6 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 		return -ENOMEM;
 	b->base.ops = &tier_backend_file;
 	b->fd = -1;
-	atomic_init(&b->nr_sealed, 0);
 	atomic_init(&b->ring_bytes, 0);
 	pthread_mutex_init(&b->alloc_lock, NULL);
 	b->nr_slots = capacity / PAGE_SIZE;
