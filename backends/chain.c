@@ -809,18 +809,19 @@ destroy:
 }
 
 /*
- * cfg names the file (path, capacity_bytes, sealing) and the RAM tier
- * (upper, upper_capacity_bytes, the codec); the RAM tier refuses what does
- * not compress, which the file takes raw.
+ * cfg names the last tier (lower: the file when NULL, or redis; path,
+ * capacity_bytes, sealing) and the RAM tier (upper, upper_capacity_bytes,
+ * the codec); the RAM tier refuses what does not compress, which the last
+ * tier takes raw.
  */
 static int chain_create(const struct backend_config *cfg, struct tier_backend **out)
 {
-	const struct tier_backend_ops *file = backend_find("file");
+	const struct tier_backend_ops *file = cfg->lower ? cfg->lower : backend_find("file");
 	struct backend_config ucfg = *cfg;
 	struct tier_backend *upper, *lower;
 	int ret;
 
-	if (!file || !cfg->upper || !cfg->upper->is_sync)
+	if (!file || file->is_sync || !cfg->upper || !cfg->upper->is_sync)
 		return -EINVAL;
 	ucfg.capacity_bytes = cfg->upper_capacity_bytes;
 	ucfg.is_raw_refused = true;
@@ -846,6 +847,14 @@ static int chain_check_path(const char *path, struct stat *st, char *why, size_t
 	return file->check_path(path, st, why, why_len);
 }
 
+static unsigned int chain_get_nodes(struct tier_backend *b, struct backend_node_stats *out,
+				    unsigned int max)
+{
+	struct tier_backend *lower = *chain_tier(b, 1);
+
+	return lower->ops->get_nodes ? lower->ops->get_nodes(lower, out, max) : 0;
+}
+
 const struct tier_backend_ops tier_backend_chain = {
 	.name = "chain",
 	.is_sync = false,
@@ -859,4 +868,5 @@ const struct tier_backend_ops tier_backend_chain = {
 	.get_tiers = chain_get_tiers,
 	.set_pool_max = chain_set_pool_max,
 	.is_slot_sync = chain_is_slot_sync,
+	.get_nodes = chain_get_nodes,
 };

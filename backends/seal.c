@@ -139,8 +139,7 @@ int seal_open(const struct seal_key *key, uint64_t nonce, uint64_t slot, void *b
 		ret = crypto_aead_aes256gcm_decrypt_detached_afternm(buf, NULL, buf, len, tag, ad,
 								     sizeof(ad), n, &key->aes);
 	else
-		ret = crypto_aead_xchacha20poly1305_ietf_decrypt_detached(buf, NULL, buf, len, tag,
-									  ad, sizeof(ad), n,
-									  key->key);
+		ret = crypto_aead_xchacha20poly1305_ietf_decrypt_detached(
+			buf, NULL, buf, len, tag, ad, sizeof(ad), n, key->key);
 	return ret ? -EIO : 0;
 }

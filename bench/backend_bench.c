@@ -183,7 +183,8 @@ static int run_one(const struct run *r)
 		.codec = r->codec,
 		.codec_level = r->codec ? r->codec->default_level : 0,
 		.nr_shards = r->nr_shards,
-		.path = path,
+		/* redis: the servers redis_env.sh started */
+		.path = strcmp(r->ops->name, "redis") ? path : getenv("TIERFS_TEST_REDIS"),
 		.is_plaintext = r->seal == SEAL_OFF,
 		.is_xchacha = r->seal == SEAL_XCHACHA,
 	};
@@ -480,9 +481,14 @@ int main(int argc, char **argv)
 	for (const struct tier_backend_ops *const *b = backend_table; *b; b++) {
 		bool is_zpool = !strcmp((*b)->name, "zpool");
 		bool is_file = !strcmp((*b)->name, "file");
+		bool is_redis = !strcmp((*b)->name, "redis");
 
 		if (only && strcmp((*b)->name, only))
 			continue;
+		if (is_redis && !getenv("TIERFS_TEST_REDIS")) {
+			printf("# redis: no servers (TIERFS_TEST_REDIS), not measured\n");
+			continue;
+		}
 
 		for (const struct codec *const *k = codec_table; *k; k++) {
 			if (!is_zpool && k != codec_table)
@@ -492,9 +498,11 @@ int main(int argc, char **argv)
 					for (unsigned int th = 1; th <= 2; th++) {
 						struct run r = {
 							.ops = *b,
-							.codec = is_zpool ? *k : NULL,
+							.codec = is_zpool || is_redis ? *k : NULL,
 							.nr_shards = shards,
-							.seal = is_file ? SEAL_OFF : SEAL_NONE,
+							.seal = is_file	 ? SEAL_OFF :
+								is_redis ? SEAL_ON :
+									   SEAL_NONE,
 							.kind = kind,
 							.nr_threads = th,
 							.nr_batches = nr_batches,

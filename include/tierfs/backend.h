@@ -34,6 +34,12 @@ struct backend_config {
 	const struct tier_backend_ops *upper; /* the RAM tier in front of the file */
 	uint64_t upper_capacity_bytes;	      /* its slots, of uncompressed data */
 	uint64_t pool_max_bytes;	      /* the RAM tier's bound at the start */
+	const struct tier_backend_ops *lower; /* a chain's last tier: file (NULL) or redis */
+	/* redis (backend=redis://HOST:PORT[,...]): path is the seed list after redis:// */
+	const char *redis_auth_path;   /* "PASSWORD" or "USER PASSWORD", the daemon's alone */
+	unsigned int redis_timeout_ms; /* a request's bound, retries included; 0: 5000 */
+	unsigned int redis_ttl_s;      /* the keys' time to live, re-armed; 0: none */
+	unsigned int redis_wait;       /* replicas that must have a store before it is done */
 };
 
 /* store(): a page the backend refused with is_raw_refused (no slot taken). */
@@ -76,6 +82,21 @@ struct backend_tier_stats {
 };
 
 #define BACKEND_MAX_TIERS 2
+
+/* One server of a remote backend (redis): a cluster's node, or the one server. */
+struct backend_node_stats {
+	char name[280];			     /* HOST:PORT */
+	bool is_master;			     /* serves hash slots by the map in force */
+	bool is_down;			     /* the last connection to it failed */
+	uint64_t stored_pages, stored_bytes; /* held there now, by the map; bytes as sent */
+	uint64_t nr_round_trips;	     /* pipelines sent */
+	uint64_t nr_commands;
+	uint64_t nr_redirects;			 /* MOVED, ASK, TRYAGAIN */
+	uint64_t nr_errors;			 /* connections lost or refused, error replies */
+	uint64_t latency_p50_us, latency_p99_us; /* of a round trip, upper bounds */
+};
+
+#define BACKEND_MAX_NODES 16
 
 struct tier_backend_ops {
 	const char *name;   /* "zpool", "ramdisk", "file" */
@@ -131,6 +152,10 @@ struct tier_backend_ops {
 
 	/* A chain: bound its RAM tier's pool_bytes (writeback keeps it under). */
 	void (*set_pool_max)(struct tier_backend *b, uint64_t bytes);
+
+	/* redis (a chain: its last tier's): its servers' stats, up to max; returns how many. */
+	unsigned int (*get_nodes)(struct tier_backend *b, struct backend_node_stats *out,
+				  unsigned int max);
 
 	/* A chain: whether slot, stored, now lies in a tier whose loads wait for no I/O. */
 	bool (*is_slot_sync)(struct tier_backend *b, uint64_t slot);

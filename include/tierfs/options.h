@@ -41,12 +41,17 @@ struct tierfs_options {
 	uint64_t memlimit;			/* footprint limit, bytes; 0 = none */
 	const struct tier_backend_ops *backend; /* NULL: backend=none */
 	const struct tier_backend_ops *upper;	/* a chain's RAM tier: backend=zpool+file:PATH */
-	char swap_path[PATH_MAX];		/* backend=file:PATH, a chain's file */
-	uint64_t pool_max_bytes;		/* pool_max=SIZE: a chain's RAM tier bound */
-	unsigned int pool_max_pct;		/* pool_max=N%: of the memory limit */
-	bool is_pool_max_pct;			/* which of the two pool_max= gave */
-	bool is_encrypted;			/* encrypt=: the file backend seals its slots */
-	const struct codec *codec;		/* compressor= for zpool */
+	const struct tier_backend_ops *lower;	/* file or redis, alone or a chain's last tier */
+	char swap_path[PATH_MAX];      /* what follows lower's "NAME:": PATH, //HOST:PORT */
+	unsigned int redis_timeout_ms; /* redis_timeout=; 0: the backend's default */
+	unsigned int redis_ttl_s;      /* redis_ttl=; 0: keys never expire */
+	unsigned int redis_wait;       /* redis_wait=: replicas a store waits for */
+	char redis_auth[PATH_MAX];     /* redis_auth=FILE, or "" */
+	uint64_t pool_max_bytes;       /* pool_max=SIZE: a chain's RAM tier bound */
+	unsigned int pool_max_pct;     /* pool_max=N%: of the memory limit */
+	bool is_pool_max_pct;	       /* which of the two pool_max= gave */
+	bool is_encrypted;	       /* encrypt=: the file backend seals its slots */
+	const struct codec *codec;     /* compressor= for zpool */
 	int codec_level;
 	uint64_t swapsize;		 /* backend capacity, bytes; 0 = default */
 	enum readahead_policy readahead; /* swap-in readahead; 0 = auto */
@@ -79,6 +84,7 @@ int options_parse_size(const char *s, uint64_t whole, uint64_t *out);
 
 /* pool_max='s default: a share of the memory limit, as zswap's max_pool_percent. */
 #define OPTIONS_POOL_MAX_PCT 25
+#define OPTIONS_REDIS_TTL_S 600 /* redis_ttl= */
 
 /*
  * Parse pool_max=: a size (into *bytes, *is_pct false) or N% of the memory

@@ -91,14 +91,23 @@ static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t me
 static int init_swap(struct data_space *ds, const struct tierfs_options *opts, uint64_t ram,
 		     uint64_t memlimit, bool has_cgroup_limit, char *err, size_t err_len)
 {
+	bool is_redis = opts->lower && !strcmp(opts->lower->name, "redis");
+	bool is_file = opts->lower && !is_redis;
 	struct backend_config cfg = {
 		.codec = opts->codec,
 		.codec_level = opts->codec_level,
-		.path = opts->swap_path,
+		/* redis: the seeds after "redis://" */
+		.path = is_redis ? opts->swap_path + 2 : opts->swap_path,
 		.is_plaintext = !opts->is_encrypted,
+		.lower = opts->lower,
+		.redis_auth_path = opts->redis_auth[0] ? opts->redis_auth : NULL,
+		.redis_timeout_ms = opts->redis_timeout_ms,
+		.redis_ttl_s = opts->redis_ttl_s,
+		.redis_wait = opts->redis_wait,
 	};
 	struct tier_backend *backend;
 	uint64_t mem = opts->mem;
+	char name[32];
 	int ret;
 
 	/* With neither mem=, memlimit= nor a cgroup limit: half of what is free now. */
@@ -116,7 +125,7 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 		cfg.upper_capacity_bytes = opts->size ? opts->size : ram;
 		cfg.pool_max_bytes = budget_pool_max(ds);
 	}
-	if (opts->backend->check_path) {
+	if (is_file) {
 		int64_t cap = swap_file_capacity(
 			opts, atomic_load(&ds->budget.mem_pages) << PAGE_SHIFT, err, err_len);
 
@@ -126,9 +135,14 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 	}
 	ret = opts->backend->create(&cfg, &backend);
 	if (ret) {
-		char name[32];
-
-		if (opts->backend->check_path)
+		if (is_redis)
+			return fail("backend=%s:%s: %s",
+				    options_backend_name(opts, name, sizeof(name)), opts->swap_path,
+				    ret == -EPERM || ret == -EINVAL || ret == -ENOENT ?
+					    "bad redis_auth= file or seed list (see the log)" :
+				    ret == -EIO ? "no server answered" :
+						  strerror(-ret));
+		if (is_file)
 			return fail("backend=%s:%s: cannot create the swap file (%llu MiB): %s",
 				    options_backend_name(opts, name, sizeof(name)), opts->swap_path,
 				    (unsigned long long)(cfg.capacity_bytes >> 20), strerror(-ret));

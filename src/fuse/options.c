@@ -44,11 +44,18 @@ const char options_usage[] =
 	"  -o mem=SIZE    resident budget, at least 4k (half of MemAvailable)\n"
 	"  -o memlimit=SIZE  memory the daemon may use in all: resident pages, a RAM\n"
 	"                 backend's pool, page stock and descriptors; at least 32m (none)\n"
-	"  -o backend=zpool|ramdisk|file:PATH|none  where evicted pages go (zpool);\n"
-	"                 zpool+file:PATH or ramdisk+file:PATH: a RAM tier written\n"
-	"                 back to a swap file as it fills\n"
+	"  -o backend=zpool|ramdisk|file:PATH|redis://HOST:PORT[,...]|none  where\n"
+	"                 evicted pages go (zpool); zpool+file:PATH, zpool+redis://...\n"
+	"                 (or ramdisk+...): a RAM tier written back to the last as it fills\n"
+	"  -o redis_timeout=MS  a redis request's bound, retries included (5000)\n"
+	"  -o redis_ttl=SECONDS  the mount's redis keys' time to live, re-armed while\n"
+	"                 it runs, so a dead mount's keys expire; 0: never (600)\n"
+	"  -o redis_wait=N  a store is done when N replicas have it (0)\n"
+	"  -o redis_auth=FILE  \"PASSWORD\" or \"USER PASSWORD\", in a file only the\n"
+	"                 daemon's user can read\n"
 	"  -o pool_max=SIZE|N%  a chain's RAM tier bound, N% of the memory limit (25%)\n"
-	"  -o encrypt=on|off  seal the file backend's slots with a per-mount key (on)\n"
+	"  -o encrypt=on|off  seal what the file and redis backends store with a\n"
+	"                 per-mount key (on)\n"
 	"  -o compressor=lz4|zstd[:LEVEL]  zpool's compressor (lz4)\n"
 	"  -o swapsize=SIZE  backend capacity (2 * mem, or the swap file's size)\n"
 	"  -o cg_share=N%  a tenant cgroup's resident share of its own limit (50%)\n"
@@ -286,7 +293,7 @@ const char *options_backend_name(const struct tierfs_options *o, char *buf, size
 	if (!o->backend)
 		snprintf(buf, size, "none");
 	else if (o->upper)
-		snprintf(buf, size, "%s+file", o->upper->name);
+		snprintf(buf, size, "%s+%s", o->upper->name, o->lower->name);
 	else
 		snprintf(buf, size, "%s", o->backend->name);
 	return buf;
@@ -299,7 +306,9 @@ static const char *backend_values(char *buf, size_t size)
 
 	for (const struct tier_backend_ops *const *b = backend_table; *b && len < size; b++)
 		len += (size_t)snprintf(buf + len, size - len, "%s%s", (*b)->name,
-					strcmp((*b)->name, "file") ? ", " : ":PATH, ");
+					!strcmp((*b)->name, "file")  ? ":PATH, " :
+					!strcmp((*b)->name, "redis") ? "://HOST:PORT, " :
+								       ", ");
 	if (len >= 2 && len < size)
 		snprintf(buf + len - 2, size - len + 2, " or none");
 	return buf;
@@ -386,39 +395,72 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 	} else if (!strcmp(opt, "backend") && val) {
 		const char *plus = strchr(val, '+'), *file = plus ? plus + 1 : val;
 		const char *why = backend_why_left_out(val);
-		char values[128];
+		bool is_redis = !strncmp(file, "redis:", 6);
+		char values[160];
 
 		if (!why && plus)
 			why = backend_why_left_out(file);
 		if (why)
 			return fail("backend=%.*s: not built in (%s)",
 				    (int)strcspn(val, plus ? "+" : ":"), val, why);
-		o->upper = NULL;
+		o->upper = o->lower = NULL;
 		if (plus) {
 			char upper[16];
 
 			snprintf(upper, sizeof(upper), "%.*s", (int)(plus - val), val);
 			o->upper = backend_find(upper);
-			if (!o->upper || !o->upper->is_sync || strncmp(file, "file:", 5))
+			if (!o->upper || !o->upper->is_sync ||
+			    (strncmp(file, "file:", 5) && !is_redis))
 				return fail(
-					"invalid backend= value '%s': a chain is zpool+file:PATH "
-					"or ramdisk+file:PATH",
+					"invalid backend= value '%s': a chain is zpool+file:PATH, "
+					"zpool+redis://HOST:PORT or the same with ramdisk",
 					val);
 		}
-		if (!strncmp(file, "file:", 5)) {
+		if (is_redis) {
+			/* swap_path holds what follows "redis:", "//HOST:PORT,...". */
+			if (strncmp(file + 6, "//", 2) || !file[8] ||
+			    strlen(file + 6) >= sizeof(o->swap_path))
+				return fail("invalid backend= value '%s': want %sredis://HOST:PORT"
+					    "[,HOST:PORT...]",
+					    val, plus ? "zpool+" : "");
+			strcpy(o->swap_path, file + 6);
+			o->lower = backend_find("redis");
+			o->backend = plus ? &tier_backend_chain : o->lower;
+		} else if (!strncmp(file, "file:", 5)) {
 			if (!file[5] || strlen(file + 5) >= sizeof(o->swap_path))
 				return fail("invalid backend= value '%s': want %sfile:PATH", val,
 					    plus ? "zpool+" : "");
 			strcpy(o->swap_path, file + 5);
-			o->backend = plus ? &tier_backend_chain : backend_find("file");
+			o->lower = backend_find("file");
+			o->backend = plus ? &tier_backend_chain : o->lower;
 		} else if (!strcmp(val, "none")) {
 			o->backend = NULL;
-		} else if (strcmp(val, "file") && backend_find(val)) {
+		} else if (strcmp(val, "file") && strcmp(val, "redis") && backend_find(val)) {
 			o->backend = backend_find(val);
 		} else {
 			return fail("invalid backend= value '%s': want %s", val,
 				    backend_values(values, sizeof(values)));
 		}
+	} else if (!strcmp(opt, "redis_timeout") && val) {
+		if (parse_uint(val, 10, 600000, &n) || !n)
+			return fail("invalid redis_timeout= value '%s': want milliseconds, 1 to "
+				    "600000",
+				    val);
+		o->redis_timeout_ms = (unsigned int)n;
+	} else if (!strcmp(opt, "redis_ttl") && val) {
+		if (parse_uint(val, 10, 30 * 86400, &n) || (n && n < 3))
+			return fail("invalid redis_ttl= value '%s': want seconds, 0 (never) or 3 "
+				    "to 2592000",
+				    val);
+		o->redis_ttl_s = (unsigned int)n;
+	} else if (!strcmp(opt, "redis_wait") && val) {
+		if (parse_uint(val, 10, 16, &n))
+			return fail("invalid redis_wait= value '%s': want replicas, 0 to 16", val);
+		o->redis_wait = (unsigned int)n;
+	} else if (!strcmp(opt, "redis_auth") && val) {
+		if (!*val || strlen(val) >= sizeof(o->redis_auth))
+			return fail("invalid redis_auth= value '%s': want the path of a file", val);
+		strcpy(o->redis_auth, val);
 	} else if (!strcmp(opt, "pool_max") && val) {
 		if (options_parse_pool_max(val, &o->pool_max_bytes, &o->pool_max_pct,
 					   &o->is_pool_max_pct))
@@ -463,13 +505,23 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 static int parse_list(struct tierfs_options *o, const char *list, uint64_t ram, char *err,
 		      size_t err_len)
 {
-	char *copy = strdup(list), *save = NULL, *opt;
+	char *copy = strdup(list), *opt, *out;
 	int ret = 0;
 
 	if (!copy)
 		return fail("out of memory");
-	for (opt = strtok_r(copy, ",", &save); opt && !ret; opt = strtok_r(NULL, ",", &save))
-		ret = parse_one(o, opt, ram, err, err_len);
+	/* Options end at a comma; "\," is a comma within one (redis://A\,B), as in libfuse. */
+	for (const char *p = list; *p && !ret;) {
+		for (opt = out = copy; *p && *p != ','; p++) {
+			if (p[0] == '\\' && p[1] == ',')
+				p++;
+			*out++ = *p;
+		}
+		*out = '\0';
+		p += *p == ',';
+		if (*opt)
+			ret = parse_one(o, opt, ram, err, err_len);
+	}
 	free(copy);
 	return ret;
 }
@@ -529,6 +581,14 @@ static const char *fixed_change(const struct tierfs_options *a, const struct tie
 		return "transport=";
 	if (a->backend != b->backend || a->upper != b->upper || strcmp(a->swap_path, b->swap_path))
 		return "backend=";
+	if (a->redis_timeout_ms != b->redis_timeout_ms)
+		return "redis_timeout=";
+	if (a->redis_ttl_s != b->redis_ttl_s)
+		return "redis_ttl=";
+	if (a->redis_wait != b->redis_wait)
+		return "redis_wait=";
+	if (strcmp(a->redis_auth, b->redis_auth))
+		return "redis_auth=";
 	if (a->is_encrypted != b->is_encrypted)
 		return "encrypt=";
 	if (a->codec != b->codec || a->codec_level != b->codec_level)
@@ -761,6 +821,7 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	o->pool_max_pct = OPTIONS_POOL_MAX_PCT;
 	o->is_pool_max_pct = true;
 	o->is_encrypted = true;
+	o->redis_ttl_s = OPTIONS_REDIS_TTL_S;
 	o->codec = codec_table[0];
 	o->codec_level = o->codec->default_level;
 	o->allow_other = getuid() == 0;
@@ -818,6 +879,15 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	if (nr_positional == 2)
 		o->source = positional[0];
 	o->mountpoint = positional[nr_positional - 1];
+	if (!o->is_remount && (!o->lower || strcmp(o->lower->name, "redis"))) {
+		if (o->redis_auth[0])
+			return fail("redis_auth=%s: the backend is not redis://", o->redis_auth);
+		if (o->redis_timeout_ms || o->redis_wait || o->redis_ttl_s != OPTIONS_REDIS_TTL_S)
+			return fail("redis_%s=: the backend is not redis://",
+				    o->redis_timeout_ms ? "timeout" :
+				    o->redis_wait	? "wait" :
+							  "ttl");
+	}
 	if (o->allow_other && !o->is_remount && add_kernel_opt(o, "allow_other"))
 		return fail("too many mount options");
 	return 0;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * Conformance of every compiled-in backend (zpool once per codec) and of the
- * chains of a RAM tier and the file: round trips in batches, prefix stores
- * when full, stats, concurrent batches, and failed stores and loads that
- * lose and leak nothing.
+ * chains of a RAM tier and the file or redis: round trips in batches, prefix
+ * stores when full, stats, concurrent batches, and failed stores and loads
+ * that lose and leak nothing.  redis runs against the servers named by
+ * TIERFS_TEST_REDIS (HOST:PORT,...), which redis_env.sh starts.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -24,7 +25,15 @@ struct config {
 	const struct codec *codec;
 	const struct tier_backend_ops *upper; /* a chain's RAM tier */
 	uint64_t pool_max_bytes;	      /* a chain's bound: writeback runs past it */
+	const struct tier_backend_ops *lower; /* a chain's last tier; NULL: the file */
 };
+
+static bool is_redis(const struct config *c)
+{
+	const struct tier_backend_ops *last = c->upper ? c->lower : c->ops;
+
+	return last && !strcmp(last->name, "redis");
+}
 
 static uint64_t rng_next(uint64_t *s)
 {
@@ -76,10 +85,13 @@ static int open_backend(const struct config *c, uint64_t nr_pages, struct tier_b
 		.capacity_bytes = nr_pages * PAGE_SIZE,
 		.codec = c->codec,
 		.codec_level = c->codec ? c->codec->default_level : 0,
-		.path = path,
+		.path = is_redis(c) ? getenv("TIERFS_TEST_REDIS") : path,
 		.upper = c->upper,
 		.upper_capacity_bytes = nr_pages * PAGE_SIZE,
 		.pool_max_bytes = c->pool_max_bytes,
+		.lower = c->lower,
+		.redis_timeout_ms = 10000,
+		.redis_ttl_s = 60,
 	};
 	int fd = mkstemp(path);
 
@@ -357,20 +369,26 @@ static void test_config(const struct config *c)
 int main(void)
 {
 	for (const struct tier_backend_ops *const *b = backend_table; *b; b++) {
-		if (!strcmp((*b)->name, "zpool")) {
+		if (!strcmp((*b)->name, "zpool") || !strcmp((*b)->name, "redis")) {
+			if (!strcmp((*b)->name, "redis") && !getenv("TIERFS_TEST_REDIS")) {
+				printf("# redis: TIERFS_TEST_REDIS is not set, not tested\n");
+				continue;
+			}
 			for (const struct codec *const *k = codec_table; *k; k++)
-				test_config(&(struct config){ *b, *k, NULL, 0 });
+				test_config(&(struct config){ *b, *k, NULL, 0, NULL });
 		} else {
-			test_config(&(struct config){ *b, NULL, NULL, 0 });
+			test_config(&(struct config){ *b, NULL, NULL, 0, NULL });
 		}
 	}
 	/* Chains, with a bound the tests do not reach but the concurrent one. */
-	if (backend_find("file")) {
+	for (const struct tier_backend_ops *const *b = backend_table; *b; b++) {
+		if ((*b)->is_sync || (!strcmp((*b)->name, "redis") && !getenv("TIERFS_TEST_REDIS")))
+			continue;
 		for (const struct codec *const *k = codec_table; *k; k++)
 			test_config(&(struct config){ &tier_backend_chain, *k,
-						      backend_find("zpool"), 1ULL << 30 });
-		test_config(&(struct config){ &tier_backend_chain, NULL, backend_find("ramdisk"),
-					      1ULL << 30 });
+						      backend_find("zpool"), 1ULL << 30, *b });
+		test_config(&(struct config){ &tier_backend_chain, codec_table[0],
+					      backend_find("ramdisk"), 1ULL << 30, *b });
 	}
 	CHECK(backend_find("zpool") != NULL);
 	CHECK(backend_find("nonesuch") == NULL);

@@ -286,7 +286,9 @@ static void test_built_in(void)
 		len += (size_t)snprintf(names + len, sizeof(names) - len, "%s%s", len ? " " : "",
 					(*b)->name);
 		snprintf(list, sizeof(list), "backend=%s%s", (*b)->name,
-			 strcmp((*b)->name, "file") ? "" : ":/var/tmp");
+			 !strcmp((*b)->name, "file")  ? ":/var/tmp" :
+			 !strcmp((*b)->name, "redis") ? "://127.0.0.1:6379" :
+							"");
 		check_set_context("-o %s", list);
 		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
 		CHECK(o.backend == *b);
@@ -349,11 +351,11 @@ static void test_built_in(void)
 			{ "backend=zpool+file:/var/tmp,pool_max=64m", 0, "" },
 			{ "backend=ramdisk+file:/var/tmp,pool_max=10%", 0, "" },
 			{ "backend=file+zpool", -EINVAL,
-			  "invalid backend= value 'file+zpool': a chain is zpool+file:PATH or "
-			  "ramdisk+file:PATH" },
+			  "invalid backend= value 'file+zpool': a chain is zpool+file:PATH, "
+			  "zpool+redis://HOST:PORT or the same with ramdisk" },
 			{ "backend=zpool+ramdisk", -EINVAL,
-			  "invalid backend= value 'zpool+ramdisk': a chain is zpool+file:PATH or "
-			  "ramdisk+file:PATH" },
+			  "invalid backend= value 'zpool+ramdisk': a chain is zpool+file:PATH, "
+			  "zpool+redis://HOST:PORT or the same with ramdisk" },
 			{ "backend=zpool+file:", -EINVAL,
 			  "invalid backend= value 'zpool+file:': want zpool+file:PATH" },
 			{ "pool_max=101%", -EINVAL,
@@ -388,6 +390,59 @@ static void test_built_in(void)
 		snprintf(list, sizeof(list), "backend=zpool+file:/var/tmp");
 		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
 		CHECK(o.is_pool_max_pct && o.pool_max_pct == OPTIONS_POOL_MAX_PCT);
+		check_clear_context();
+	}
+
+	/* redis: seeds after redis://, its options only with it, alone or last in a chain. */
+	if (backend_find("redis")) {
+		static const struct {
+			const char *list;
+			int ret;
+			const char *err;
+		} cases[] = {
+			{ "backend=redis://10.0.0.1:7000\\,[::1]:7001,redis_timeout=200,redis_ttl=0,"
+			  "redis_wait=1,redis_auth=/etc/tierfs/redis.auth",
+			  0, "" },
+			{ "backend=zpool+redis://h:1", 0, "" },
+			{ "backend=redis", -EINVAL,
+			  "invalid backend= value 'redis': want zpool, ramdisk, file:PATH, "
+			  "redis://HOST:PORT or none" },
+			{ "backend=redis:h:1", -EINVAL,
+			  "invalid backend= value 'redis:h:1': want redis://HOST:PORT[,HOST:PORT...]" },
+			{ "backend=zpool+redis://", -EINVAL,
+			  "invalid backend= value 'zpool+redis://': want zpool+redis://HOST:PORT"
+			  "[,HOST:PORT...]" },
+			{ "redis_timeout=0", -EINVAL,
+			  "invalid redis_timeout= value '0': want milliseconds, 1 to 600000" },
+			{ "redis_ttl=2", -EINVAL,
+			  "invalid redis_ttl= value '2': want seconds, 0 (never) or 3 to 2592000" },
+			{ "redis_wait=17", -EINVAL,
+			  "invalid redis_wait= value '17': want replicas, 0 to 16" },
+			{ "backend=zpool,redis_wait=1", -EINVAL,
+			  "redis_wait=: the backend is not redis://" },
+			{ "backend=zpool+file:/var/tmp,redis_auth=/x", -EINVAL,
+			  "redis_auth=/x: the backend is not redis://" },
+		};
+
+		for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+			snprintf(list, sizeof(list), "%s", cases[i].list);
+			check_set_context("-o %s", list);
+			err[0] = '\0';
+			CHECK_EQ(cases[i].ret,
+				 options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+			CHECK_STR(cases[i].err, err);
+		}
+		snprintf(list, sizeof(list), "%s", cases[0].list);
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK(o.backend == backend_find("redis") && o.lower == o.backend && !o.upper);
+		CHECK_STR("//10.0.0.1:7000,[::1]:7001", o.swap_path);
+		CHECK(o.redis_timeout_ms == 200 && o.redis_ttl_s == 0 && o.redis_wait == 1);
+		CHECK_STR("/etc/tierfs/redis.auth", o.redis_auth);
+		snprintf(list, sizeof(list), "backend=zpool+redis://h:1");
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK(o.backend == &tier_backend_chain && o.lower == backend_find("redis"));
+		CHECK_EQ(OPTIONS_REDIS_TTL_S, o.redis_ttl_s);
+		CHECK_STR("zpool+redis", options_backend_name(&o, names, sizeof(names)));
 		check_clear_context();
 	}
 
