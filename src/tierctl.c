@@ -225,7 +225,7 @@ static int cmd_reset_peaks(const char *mnt, int argc, char **argv)
 }
 
 /* What a list column shows, and where the stats JSON has it. */
-enum column_kind { COL_PATH, COL_OWNER, COL_BYTES, COL_RATIO, COL_COUNT, COL_STRING };
+enum column_kind { COL_PATH, COL_OWNER, COL_BYTES, COL_RATIO, COL_COUNT, COL_STRING, COL_NODES };
 
 struct list_column {
 	const char *name;  /* the header, and its --output name */
@@ -256,6 +256,11 @@ static const struct list_column list_columns[] = {
 	{ "CACHE", "cache", "mode", COL_STRING, "cache=" },
 	{ "READAHEAD", "readahead", "policy", COL_STRING, "the readahead policy in force" },
 	{ "OWNER", NULL, NULL, COL_OWNER, "who mounted it, whom the daemon runs as" },
+	/* A remote backend's servers, backend.nodes[]: up/known; --json gives them all. */
+	{ "NODES", "backend", "nodes", COL_NODES, "servers up / known (redis)" },
+	{ "NODEP99", "backend", "latency_p99_us", COL_NODES,
+	  "slowest server's p99 round trip, us" },
+	{ "NODEERR", "backend", "errors", COL_NODES, "servers' errors, all told" },
 };
 
 #define NR_LIST_COLUMNS (sizeof(list_columns) / sizeof(list_columns[0]))
@@ -320,14 +325,56 @@ static json_t *column_value(const struct list_row *row, const struct list_column
 	return obj && col->key ? json_object_get(obj, col->key) : NULL;
 }
 
+/*
+ * A COL_NODES cell over backend.nodes[]: for "nodes" how many are up (and
+ * *known how many there are), else the largest (latency) or the sum of key.
+ * False when the backend has no servers.
+ */
+static bool nodes_value(const struct list_row *row, const struct list_column *col, uint64_t *v,
+			uint64_t *known)
+{
+	json_t *backend = row->stats ? json_object_get(row->stats, "backend") : NULL;
+	json_t *nodes = backend ? json_object_get(backend, "nodes") : NULL, *node;
+	bool is_max = strstr(col->key, "latency") != NULL;
+	size_t i;
+
+	if (!json_is_array(nodes) || !json_array_size(nodes))
+		return false;
+	*v = 0;
+	*known = json_array_size(nodes);
+	json_array_foreach(nodes, i, node)
+	{
+		json_t *x = json_object_get(node, col->key);
+		uint64_t n = json_is_integer(x) ? (uint64_t)json_integer_value(x) : 0;
+
+		if (!strcmp(col->key, "nodes"))
+			*v += !json_is_string(json_object_get(node, "state")) ||
+			      strcmp(json_string_value(json_object_get(node, "state")), "down");
+		else if (is_max)
+			*v = n > *v ? n : *v;
+		else
+			*v += n;
+	}
+	return true;
+}
+
 /* The text of a cell; "-" where the daemon gave no such value. */
 static void column_text(const struct list_row *row, const struct list_column *col, bool is_raw,
 			char *out, size_t size)
 {
 	json_t *v = column_value(row, col);
+	uint64_t n, known;
 	struct passwd *pw;
 
 	switch (col->kind) {
+	case COL_NODES:
+		if (!nodes_value(row, col, &n, &known))
+			break;
+		if (!strcmp(col->key, "nodes"))
+			snprintf(out, size, "%" PRIu64 "/%" PRIu64, n, known);
+		else
+			snprintf(out, size, "%" PRIu64, n);
+		return;
 	case COL_PATH:
 		ctl_escape(row->mp->path, true, out, size);
 		return;
@@ -369,8 +416,14 @@ static void column_text(const struct list_row *row, const struct list_column *co
 static json_t *column_json(const struct list_row *row, const struct list_column *col)
 {
 	json_t *v = column_value(row, col);
+	uint64_t n, known;
 
 	switch (col->kind) {
+	case COL_NODES:
+		if (!strcmp(col->key, "nodes"))
+			return json_is_array(v) ? json_incref(v) : json_null();
+		return nodes_value(row, col, &n, &known) ? json_integer((json_int_t)n) :
+							   json_null();
 	case COL_PATH:
 		return json_string(row->mp->path);
 	case COL_OWNER:

@@ -53,11 +53,33 @@ struct stat_item {
 };
 
 #define NR_TIER_ITEMS 16
-/* The chain's writebacks total and its tiers' items besides the rest. */
-#define NR_STAT_ITEMS (117 + TRANSPORT_NR_OPCODES + BACKEND_MAX_TIERS * NR_TIER_ITEMS)
+#define NR_NODE_ITEMS 11
+/* The chain's writebacks total, its tiers' and nodes' items besides the rest. */
+#define NR_STAT_ITEMS                                                     \
+	(117 + TRANSPORT_NR_OPCODES + BACKEND_MAX_TIERS * NR_TIER_ITEMS + \
+	 BACKEND_MAX_NODES * NR_NODE_ITEMS)
 
-/* A chain's tiers: groups "tier:NAME", an array backend.tiers[] in the JSON. */
-#define TIER_GROUP_PREFIX "tier:"
+/*
+ * Groups that are entries of an array under "backend" in the JSON: a chain's
+ * tiers ("tier:NAME", backend.tiers[]) and a remote backend's servers
+ * ("node:HOST:PORT", backend.nodes[]); in Prometheus, one family per key
+ * with the entry's name as a label.
+ */
+static const struct array_group {
+	const char *prefix, *array, *label;
+} array_groups[] = {
+	{ "tier:", "tiers", "tier" },
+	{ "node:", "nodes", "node" },
+};
+
+/* The array group item is in, or NULL. */
+static const struct array_group *array_group_of(const struct stat_item *it)
+{
+	for (size_t i = 0; it->group && i < sizeof(array_groups) / sizeof(array_groups[0]); i++)
+		if (!strncmp(it->group, array_groups[i].prefix, strlen(array_groups[i].prefix)))
+			return &array_groups[i];
+	return NULL;
+}
 
 /* The window histogram's keys, one per bucket of readahead.h. */
 static const char *const window_keys[READAHEAD_NR_BUCKETS] = {
@@ -142,7 +164,10 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 		const struct tier_backend_ops *ram = fs->opts.upper ? fs->opts.upper :
 								      fs->opts.backend;
 		struct backend_tier_stats tiers[BACKEND_MAX_TIERS];
-		unsigned int nr_tiers = 0;
+		/* Static: the items point into them. */
+		static _Thread_local struct backend_node_stats nodes[BACKEND_MAX_NODES];
+		static _Thread_local char node_groups[BACKEND_MAX_NODES][8 + sizeof(nodes[0].name)];
+		unsigned int nr_tiers = 0, nr_nodes;
 
 		if (ds->backend->ops->get_tiers)
 			nr_tiers =
@@ -188,7 +213,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 			const struct backend_tier_stats *ts = &tiers[t];
 			const char *g = groups[t];
 
-			snprintf(groups[t], sizeof(groups[t]), TIER_GROUP_PREFIX "%s", ts->name);
+			snprintf(groups[t], sizeof(groups[t]), "tier:%s", ts->name);
 			STR(g, "name", ts->name);
 			ITEM(g, "stored_pages", ts->st.stored_pages, UNIT_NUMBER);
 			ITEM(g, "stored_bytes", ts->st.stored_bytes, UNIT_BYTES);
@@ -216,6 +241,27 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 					     0,
 				     UNIT_RATIO);
 			}
+		}
+		nr_nodes =
+			ds->backend->ops->get_nodes ?
+				ds->backend->ops->get_nodes(ds->backend, nodes, BACKEND_MAX_NODES) :
+				0;
+		for (unsigned int k = 0; k < nr_nodes; k++) {
+			const struct backend_node_stats *ns = &nodes[k];
+			const char *g = node_groups[k];
+
+			snprintf(node_groups[k], sizeof(node_groups[k]), "node:%.*s",
+				 (int)sizeof(ns->name) - 1, ns->name);
+			STR(g, "name", ns->name);
+			STR(g, "state", ns->is_down ? "down" : ns->is_master ? "master" : "idle");
+			ITEM(g, "stored_pages", ns->stored_pages, UNIT_NUMBER);
+			ITEM(g, "pool_bytes", ns->stored_bytes, UNIT_BYTES);
+			ITEM(g, "round_trips", ns->nr_round_trips, UNIT_COUNT);
+			ITEM(g, "commands", ns->nr_commands, UNIT_COUNT);
+			ITEM(g, "redirects", ns->nr_redirects, UNIT_COUNT);
+			ITEM(g, "errors", ns->nr_errors, UNIT_COUNT);
+			ITEM(g, "latency_p50_us", ns->latency_p50_us, UNIT_NUMBER);
+			ITEM(g, "latency_p99_us", ns->latency_p99_us, UNIT_NUMBER);
 		}
 		ITEM("reclaim", "evicted", atomic_load(&sw->nr_evicted), UNIT_COUNT);
 		ITEM("reclaim", "clean_dropped", atomic_load(&sw->nr_clean_dropped), UNIT_COUNT);
@@ -355,11 +401,11 @@ static void render_text(const struct stat_item *it, int n, bool is_raw, char *bu
 		const char *indent = it[i].group ? "  " : "";
 
 		if (it[i].group && (!group || strcmp(group, it[i].group))) {
-			bool is_tier =
-				!strncmp(it[i].group, TIER_GROUP_PREFIX, strlen(TIER_GROUP_PREFIX));
+			const struct array_group *ag = array_group_of(&it[i]);
 
-			ctl_put(buf, size, len, "%s%s:\n", is_tier ? "backend tier " : "",
-				it[i].group + (is_tier ? strlen(TIER_GROUP_PREFIX) : 0));
+			ctl_put(buf, size, len, "%s%s%s%s:\n", ag ? "backend " : "",
+				ag ? ag->label : "", ag ? " " : "",
+				it[i].group + (ag ? strlen(ag->prefix) : 0));
 		}
 		group = it[i].group;
 		if (it[i].unit == UNIT_BYTES || it[i].unit == UNIT_BYTES_TOTAL) {
@@ -413,7 +459,7 @@ static int json_put(json_t *obj, const char *key, json_t *value)
 
 static json_t *stats_json(const struct stat_item *it, int n)
 {
-	json_t *root = json_object(), *group = NULL, *tiers = NULL;
+	json_t *root = json_object(), *group = NULL, *arrays[2] = { NULL, NULL };
 	const char *group_name = NULL;
 
 	if (!root)
@@ -423,18 +469,18 @@ static json_t *stats_json(const struct stat_item *it, int n)
 
 		if (it[i].group) {
 			if (!group_name || strcmp(group_name, it[i].group)) {
-				bool is_tier = !strncmp(it[i].group, TIER_GROUP_PREFIX,
-							strlen(TIER_GROUP_PREFIX));
+				const struct array_group *ag = array_group_of(&it[i]);
+				json_t **array = ag ? &arrays[ag - array_groups] : NULL;
 
-				if (is_tier && !tiers) {
-					tiers = json_array();
-					if (json_put(json_object_get(root, "backend"), "tiers",
-						     tiers))
+				if (array && !*array) {
+					*array = json_array();
+					if (json_put(json_object_get(root, "backend"), ag->array,
+						     *array))
 						goto free_root;
 				}
 				group = json_object();
-				if (is_tier ? json_array_append_new(tiers, group) :
-					      json_put(root, it[i].group, group))
+				if (array ? json_array_append_new(*array, group) :
+					    json_put(root, it[i].group, group))
 					goto free_root;
 				group_name = it[i].group;
 			}
@@ -553,15 +599,10 @@ free_root:
 /*
  * The Prometheus text format (version 0.0.4), as node-exporter's textfile
  * collector reads it: a family per item, "tierfs_GROUP_KEY", counters
- * ending in _total; a chain's tiers as one family per key with a "tier"
- * label, the opcodes as tierfs_ops_total{op=...}, and every string as a
+ * ending in _total; an array group's entries as one family per key with a
+ * "tier" or "node" label, the opcodes as tierfs_ops_total{op=...}, and every string as a
  * label of tierfs_info.  Each sample has mountpoint="label".
  */
-static bool is_tier(const struct stat_item *it)
-{
-	return it->group && !strncmp(it->group, TIER_GROUP_PREFIX, strlen(TIER_GROUP_PREFIX));
-}
-
 static bool is_counter(const struct stat_item *it)
 {
 	return it->unit == UNIT_COUNT || it->unit == UNIT_BYTES_TOTAL;
@@ -628,7 +669,7 @@ static void render_prometheus(const struct stat_item *it, int n, const char *mou
 		"# TYPE tierfs_info gauge\ntierfs_info{mountpoint=\"");
 	prom_put_value(mountpoint, buf, size, len);
 	for (int i = 0; i < n; i++) {
-		if (it[i].unit != UNIT_STRING || is_tier(&it[i]))
+		if (it[i].unit != UNIT_STRING || array_group_of(&it[i]))
 			continue;
 		prom_name(it[i].group, it[i].key, name, sizeof(name));
 		ctl_put(buf, size, len, "\",%s=\"", name);
@@ -638,6 +679,7 @@ static void render_prometheus(const struct stat_item *it, int n, const char *mou
 	for (int i = 0; i < n; i++) {
 		const char *suffix = is_counter(&it[i]) && !strstr(it[i].key, "_total") ? "_total" :
 											  "";
+		const struct array_group *ag = array_group_of(&it[i]);
 		bool is_first = true;
 
 		if (it[i].unit == UNIT_STRING)
@@ -653,7 +695,7 @@ static void render_prometheus(const struct stat_item *it, int n, const char *mou
 						    it[j].key, buf, size, len);
 			continue;
 		}
-		if (!is_tier(&it[i])) {
+		if (!ag) {
 			prom_name(it[i].group, it[i].key, name, sizeof(name));
 			snprintf(what, sizeof(what), "%s%s%s", it[i].group ? it[i].group : "",
 				 it[i].group ? "." : "", it[i].key);
@@ -662,20 +704,19 @@ static void render_prometheus(const struct stat_item *it, int n, const char *mou
 			prom_sample(name, &it[i], mountpoint, NULL, NULL, buf, size, len);
 			continue;
 		}
-		/* A tier's key: once, with every tier's sample of it. */
+		/* An entry's key: once, with every entry's sample of it. */
 		for (int j = 0; j < i && is_first; j++)
-			is_first = !is_tier(&it[j]) || strcmp(it[j].key, it[i].key);
+			is_first = array_group_of(&it[j]) != ag || strcmp(it[j].key, it[i].key);
 		if (!is_first)
 			continue;
-		prom_name("tier", it[i].key, name, sizeof(name));
+		prom_name(ag->label, it[i].key, name, sizeof(name));
 		strncat(name, suffix, sizeof(name) - strlen(name) - 1);
-		snprintf(what, sizeof(what), "backend.tiers[].%s", it[i].key);
+		snprintf(what, sizeof(what), "backend.%s[].%s", ag->array, it[i].key);
 		prom_family(name, &it[i], what, buf, size, len);
 		for (int j = i; j < n; j++)
-			if (is_tier(&it[j]) && !strcmp(it[j].key, it[i].key))
-				prom_sample(name, &it[j], mountpoint, "tier",
-					    it[j].group + strlen(TIER_GROUP_PREFIX), buf, size,
-					    len);
+			if (array_group_of(&it[j]) == ag && !strcmp(it[j].key, it[i].key))
+				prom_sample(name, &it[j], mountpoint, ag->label,
+					    it[j].group + strlen(ag->prefix), buf, size, len);
 	}
 }
 
