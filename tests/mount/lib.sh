@@ -65,6 +65,27 @@ stat_of() {
 
 md5() { md5sum <"$1" | cut -d' ' -f1; }
 
+# mixed_data FILE: 64 MiB in 1 MiB pieces: zero pages, text, pages half
+# random and half zero (they compress to about half), random, text.
+mixed_data() {
+	python3 - "$1" <<'PY'
+import os, random, sys
+words = b"the of and to in is was for on that with as by at from his it an were are".split()
+rng = random.Random(7)
+with open(sys.argv[1], "wb") as f:
+    for i in range(64):
+        for _ in range(256):
+            if i % 5 == 0:
+                f.write(bytes(4096))
+            elif i % 5 == 2:
+                f.write(os.urandom(2048) + bytes(2048))
+            elif i % 5 == 3:
+                f.write(os.urandom(4096))
+            else:
+                f.write(b" ".join(rng.choice(words) for _ in range(1200))[:4096])
+PY
+}
+
 # The last line, and the exit status: 77 when every case was skipped.
 finish() {
 	echo "$nr_passed passed, $nr_failed failed, $nr_skipped skipped"

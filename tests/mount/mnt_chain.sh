@@ -27,25 +27,8 @@ cg=$memcg_root/tierfs-test-chain-$$
 limit_mb=192
 nr_files=9
 
-# 64 MiB in 1 MiB pieces: zero pages, text, pages half random and half
-# zero (they compress to about half), random, text.
 src=$work/src
-python3 - "$src" <<'PY'
-import os, random, sys
-words = b"the of and to in is was for on that with as by at from his it an were are".split()
-rng = random.Random(7)
-with open(sys.argv[1], "wb") as f:
-    for i in range(64):
-        for _ in range(256):
-            if i % 5 == 0:
-                f.write(bytes(4096))
-            elif i % 5 == 2:
-                f.write(os.urandom(2048) + bytes(2048))
-            elif i % 5 == 3:
-                f.write(os.urandom(4096))
-            else:
-                f.write(b" ".join(rng.choice(words) for _ in range(1200))[:4096])
-PY
+mixed_data "$src"
 want=$(md5 "$src")
 head -c $((48 << 20)) /dev/urandom | base64 -w 0 >"$work/src2"
 want2=$(md5 "$work/src2")

@@ -6,7 +6,8 @@
 # instead: the mount tests encode tmpfs behaviour and must pass there too.
 #
 # usage: with_mount.sh TIERFS_BIN OPTS -- PROG [ARGS...]
-#   every ARG equal to @MNT@ is replaced by the mount point.
+#   every ARG equal to @MNT@ is replaced by the mount point, and @REDIS@ in
+#   OPTS by the servers tests/unit/redis_env.sh started (TIERFS_TEST_REDIS).
 # Exits with PROG's status, 1 if mounting or unmounting failed, 77 (skip)
 # where a mount is impossible (not root, no usable /dev/fuse, no fusermount3).
 
@@ -34,6 +35,14 @@ if [ "$bin" != tmpfs ]; then
 	( exec 3<>/dev/fuse ) 2>/dev/null || skip "/dev/fuse cannot be opened"
 	command -v fusermount3 >/dev/null 2>&1 || skip "fusermount3 not found"
 fi
+
+case $opts in
+*@REDIS@*)
+	[ -n "${TIERFS_TEST_REDIS:-}" ] || skip "no Redis server to mount with"
+	seeds=$(printf '%s' "$TIERFS_TEST_REDIS" | sed 's/,/\\,/g')
+	opts=${opts%%@REDIS@*}$seeds${opts#*@REDIS@}
+	;;
+esac
 
 . "$(dirname "$(realpath "$0")")/transport.sh"
 transport_wrap "$bin"

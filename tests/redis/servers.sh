@@ -12,12 +12,13 @@ command -v redis-server >/dev/null && command -v redis-cli >/dev/null ||
 redis_dir=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-redis.XXXXXX") || exit 1
 redis_ports=
 
-# A free port from 20000 up, at an offset of our own.
+# A free port in 20000-29999, at an offset of our own, with its cluster bus
+# port (10000 up, 30000-39999) free too: no server's bus takes another's port.
 redis_free_port() {
-	p=$((20000 + ($$ * 7 + ${1:-0} * 53) % 30000))
-	while ss -Hltn "sport = :$p" 2>/dev/null | grep -q . ||
+	p=$((20000 + ($$ * 7 + ${1:-0} * 53) % 10000))
+	while ss -Hltn "( sport = :$p or sport = :$((p + 10000)) )" 2>/dev/null | grep -q . ||
 		echo "$redis_ports" | grep -qw "$p"; do
-		p=$((p + 1))
+		p=$((20000 + (p - 20000 + 1) % 10000))
 	done
 	echo "$p"
 }
@@ -32,7 +33,7 @@ redis_start() {
 		--pidfile "$redis_dir/$port/pid" --daemonize yes "$@" >/dev/null || return 1
 	redis_ports="$redis_ports $port"
 	for _ in $(seq 100); do
-		redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0
+		redis-cli -p "$port" ping 2>&1 | grep -q -E 'PONG|NOAUTH' && return 0
 		sleep 0.05
 	done
 	echo "redis-server on port $port did not start:"

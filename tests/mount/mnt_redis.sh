@@ -1,0 +1,272 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# The redis backend through a real mount, against servers started here on
+# loopback ports.  A plain Redis: 1 GiB of mixed data through zpool+redis
+# with mem=64M, byte-exact; what the server holds is sealed; a drain; no key
+# left after rm and unmount; a killed daemon's keys expire; a full server
+# (maxmemory, noeviction) makes writes fail with ENOSPC and loses nothing; a
+# stopped server is EIO for the pages it had and for nothing else, the mount
+# up and the errors counted; credentials from a file only root can read,
+# refused from a file others can, and the data out of reach of user nobody.
+# A cluster of 3 masters with 2 replicas each found from one seed: keys routed
+# with no redirect, a master killed mid-run with redis_wait=1 and its
+# replica taking over, every byte back.
+#
+# usage: mnt_redis.sh TIERFS TIERCTL
+# Exits 0 pass, 1 fail, 77 skip (not root, no /dev/fuse, no redis backend
+# or redis-server).
+
+set -u
+tierfs=$1
+tierctl=$2
+
+# shellcheck source=tests/mount/lib.sh
+. "$(dirname "$0")/lib.sh"
+built_in redis backend=redis || { finish; exit; }
+# shellcheck source=tests/redis/servers.sh
+. "$(dirname "$0")/../redis/servers.sh"
+trap 'cleanup; redis_stop_all' EXIT
+
+src=$work/src
+mixed_data "$src"
+want=$(md5 "$src")
+
+# One value of the stats JSON: json_of PYTHON-EXPRESSION on s.
+json_of() {
+	"$tierctl" stats "$mnt" --json | python3 -c 'import json, sys
+s = json.load(sys.stdin)
+print(eval(sys.argv[1]))' "$1"
+}
+
+check_exact() {
+	bad=0
+	for f in "$@"; do
+		[ "$(md5 "$f")" = "$want" ] || bad=$((bad + 1))
+	done
+	[ "$bad" -eq 0 ] && ok "$label: $# files read back exact" || fail "$label: read back" "0 bad" "$bad"
+}
+
+expect_eq() { [ "$2" = "$3" ] && ok "$1: $3" || fail "$1" "$2" "$3"; }
+expect_gt() { [ "$3" -gt "$2" ] 2>/dev/null && ok "$1: $3" || fail "$1" "more than $2" "$3"; }
+
+daemon_pid() {
+	for p in $(pgrep -f -- "$mnt"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = tierfs ] && echo "$p"
+	done
+}
+
+# ---- a plain Redis ----
+port=$(redis_free_port)
+redis_start "$port" || exit 1
+seed=127.0.0.1:$port
+label=plain
+
+if "$tierfs" -o "mem=64m,pool_max=16m,backend=zpool+redis://$seed,redis_ttl=60" "$mnt"; then
+	for i in $(seq 16); do cp "$src" "$mnt/f$i"; done
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	expect_eq "$label: backend.name" zpool+redis "$(json_of 's["backend"]["name"]')"
+	expect_eq "$label: the last tier" redis "$(json_of 's["backend"]["tiers"][1]["name"]')"
+	stored=$(json_of 's["backend"]["tiers"][1]["stored_pages"]')
+	expect_gt "$label: pages in redis" 100000 "$stored"
+	expect_eq "$label: one node, holding them" "1 $stored" \
+		"$(json_of 'str(len(s["backend"]["nodes"])) + " " + str(s["backend"]["nodes"][0]["stored_pages"])')"
+	expect_gt "$label: keys on the server" 0 "$(redis_dbsize)"
+	ttl=$(redis-cli -p "$port" ttl "$(redis-cli -p "$port" --scan | head -n 1)")
+	[ "$ttl" -gt 0 ] && [ "$ttl" -le 60 ] && ok "$label: a key's time to live: $ttl s" ||
+		fail "$label: a key's time to live" "1 to 60 s" "$ttl"
+	# Text pages go out compressed, and lz4 keeps runs of words: sealed, none shows.
+	found=0
+	for key in $(redis-cli -p "$port" --scan | head -n 20); do
+		redis-cli -p "$port" --raw hvals "$key" | grep -q -a 'that with as' && found=$((found + 1))
+	done
+	expect_eq "$label: keys whose values show the text" 0 "$found"
+	check_exact "$mnt"/f*
+	# A drain needs room for what it brings back: one file kept, the budget raised.
+	rm -f "$mnt"/f[1-9]?
+	rm -f "$mnt"/f[2-9]
+	"$tierctl" set "$mnt" mem=256m >/dev/null
+	if "$tierctl" drain "$mnt" >/dev/null 2>"$work/drain.err"; then
+		ok "$label: tierctl drain"
+	else
+		fail "$label: tierctl drain" "exit 0" "$(cat "$work/drain.err")"
+	fi
+	expect_eq "$label: pages in redis after the drain" 0 \
+		"$(json_of 's["backend"]["tiers"][1]["stored_pages"]')"
+	label="plain, drained"
+	echo 3 >/proc/sys/vm/drop_caches
+	check_exact "$mnt"/f*
+	for _ in $(seq 50); do [ "$(redis_dbsize)" = 0 ] && break; sleep 0.1; done
+	expect_eq "$label: keys left on the server" 0 "$(redis_dbsize)"
+	rm -f "$mnt"/f*
+	fusermount3 -u "$mnt"
+	expect_eq "$label: keys left after rm and unmount" 0 "$(redis_dbsize)"
+else
+	fail "$label: mount" "status 0" "a failure"
+fi
+
+# Without a seal the same text shows: the check above can fail.
+label="encrypt=off"
+if "$tierfs" -o "mem=16m,backend=redis://$seed,encrypt=off" "$mnt"; then
+	cp "$src" "$mnt/f1"
+	sync
+	found=0
+	for key in $(redis-cli -p "$port" --scan | head -n 20); do
+		redis-cli -p "$port" --raw hvals "$key" | grep -q -a 'that with as' && found=$((found + 1))
+	done
+	expect_gt "$label: keys whose values show the text" 0 "$found"
+	fusermount3 -u "$mnt"
+fi
+
+# A daemon killed: its keys outlive it by redis_ttl= at most.
+label="killed daemon"
+if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_ttl=3" "$mnt"; then
+	cp "$src" "$mnt/f1"
+	sync
+	expect_gt "$label: keys while it runs" 0 "$(redis_dbsize)"
+	kill -9 "$(daemon_pid)"
+	fusermount3 -u -z "$mnt" 2>/dev/null
+	sleep 4
+	expect_eq "$label: keys 4 s after, with redis_ttl=3" 0 "$(redis_dbsize)"
+fi
+
+# A full server: stores refused, writes fail with ENOSPC, nothing lost.
+label="maxmemory"
+redis-cli -p "$port" config set maxmemory 48mb >/dev/null
+redis-cli -p "$port" config set maxmemory-policy noeviction >/dev/null
+if "$tierfs" -o "mem=32m,backend=zpool+redis://$seed,pool_max=8m,size=1g" "$mnt"; then
+	full=0 done_files=
+	for i in $(seq 12); do
+		if dd if="$src" of="$mnt/f$i" bs=1M conv=fsync status=none 2>"$work/dd.err"; then
+			done_files="$done_files $mnt/f$i"
+		else
+			full=$i
+			break
+		fi
+	done
+	[ "$full" -gt 0 ] && grep -q "No space left" "$work/dd.err" &&
+		ok "$label: file $full failed with ENOSPC" ||
+		fail "$label: a write past the server's memory" "ENOSPC" "$(cat "$work/dd.err") at file $full"
+	# shellcheck disable=SC2086
+	check_exact $done_files
+	expect_gt "$label: stores the server refused" 0 "$(json_of 's["backend"]["reject_full"]')"
+	rm -f "$mnt"/f*
+	fusermount3 -u "$mnt"
+fi
+redis-cli -p "$port" config set maxmemory 0 >/dev/null
+
+# The server stopped: EIO for what it had, the rest served, errors counted.
+label="server stopped"
+if "$tierfs" -o "mem=32m,backend=redis://$seed,redis_timeout=300" "$mnt"; then
+	cp "$src" "$mnt/gone"
+	head -c 4m "$src" >"$work/small"
+	cp "$work/small" "$mnt/small"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	redis_kill "$port"
+	if cat "$mnt/gone" >/dev/null 2>"$work/cat.err"; then
+		fail "$label: reading evicted pages" "EIO" "success"
+	else
+		grep -q "Input/output error" "$work/cat.err" && ok "$label: reading evicted pages: EIO" ||
+			fail "$label: reading evicted pages" "EIO" "$(cat "$work/cat.err")"
+	fi
+	[ "$(md5 "$mnt/small")" = "$(md5 "$work/small")" ] &&
+		ok "$label: a resident file reads back" || fail "$label: a resident file" "exact" "not"
+	# No room without eviction: ENOSPC, not EIO; room again once a file goes.
+	if dd if="$src" of="$mnt/more" bs=1M count=48 conv=fsync status=none 2>"$work/dd.err"; then
+		fail "$label: a write that needs eviction" "ENOSPC" "success"
+	else
+		grep -q "No space left" "$work/dd.err" && ok "$label: a write that needs eviction: ENOSPC" ||
+			fail "$label: a write that needs eviction" "ENOSPC" "$(cat "$work/dd.err")"
+	fi
+	rm -f "$mnt/gone" "$mnt/more"
+	cp "$work/small" "$mnt/small2" && [ "$(md5 "$mnt/small2")" = "$(md5 "$work/small")" ] &&
+		ok "$label: after rm, a new file written and read back" ||
+		fail "$label: after rm, a new file" "written and read back" "an error"
+	expect_gt "$label: load errors counted" 0 "$(json_of 's["backend"]["load_errors"]')"
+	expect_eq "$label: the node" down "$(json_of 's["backend"]["nodes"][0]["state"]')"
+	fusermount3 -u "$mnt"
+fi
+
+# Credentials from a file: root's alone, or the mount is refused.
+label=auth
+port=$(redis_free_port 1)
+redis_start "$port" --requirepass "s3cret-$$" || exit 1
+seed=127.0.0.1:$port
+printf 's3cret-%s\n' "$$" >"$work/auth"
+chmod 644 "$work/auth"
+if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_auth=$work/auth" "$mnt" 2>"$work/err"; then
+	fail "$label: a mode 644 redis_auth= file" "refused" "mounted"
+	fusermount3 -u "$mnt"
+else
+	grep -q "redis_auth=$work/auth" "$work/err" && ok "$label: mode 644 refused, naming the file" ||
+		fail "$label: mode 644" "a message naming redis_auth=" "$(cat "$work/err")"
+fi
+chmod 600 "$work/auth"
+chmod 755 "$work"
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_auth=$work/auth" "$mnt"; then
+	cp "$src" "$mnt/f1"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	label="auth" check_exact "$mnt/f1"
+	nobody cat "$work/auth" >/dev/null 2>&1 && fail "$label: nobody reads the auth file" "EACCES" "read" ||
+		ok "$label: nobody cannot read the auth file"
+	reply=$(nobody redis-cli -p "$port" --scan 2>&1 | head -n 1)
+	case $reply in
+	*NOAUTH*) ok "$label: nobody's commands refused by the server" ;;
+	*) fail "$label: nobody's SCAN" "NOAUTH" "$reply" ;;
+	esac
+	fusermount3 -u "$mnt"
+fi
+redis_kill "$port"
+chmod 700 "$work"
+
+# ---- a cluster of 3 masters, 2 replicas each (one left after a failover, for redis_wait=1) ----
+label=cluster
+redis_ports=
+if redis_cluster 3 2; then
+	first=${redis_seeds%%,*}
+	if "$tierfs" -o "mem=64m,pool_max=8m,backend=zpool+redis://$first,redis_wait=1,redis_timeout=20000" "$mnt"; then
+		for i in 1 2 3 4; do cp "$src" "$mnt/f$i"; done
+		sync
+		expect_eq "$label: masters found from one seed" 3 \
+			"$(json_of 'sum(n["state"] == "master" for n in s["backend"]["nodes"])')"
+		expect_eq "$label: redirects" 0 \
+			"$(json_of 'sum(n["redirects"] for n in s["backend"]["nodes"])')"
+		# The tier and its nodes, from one answer, once writeback is still.
+		for _ in $(seq 50); do
+			both=$(json_of '"%d %d" % (s["backend"]["tiers"][1]["stored_pages"],
+				sum(n["stored_pages"] for n in s["backend"]["nodes"]))')
+			[ -n "$both" ] && [ "${both% *}" = "${both#* }" ] && break
+			sleep 0.2
+		done
+		expect_gt "$label: pages in the tier" 10000 "${both% *}"
+		expect_eq "$label: the nodes hold the tier's pages" "${both% *}" "${both#* }"
+		expect_eq "$label: every master holds some" 3 \
+			"$(json_of 'sum(n["stored_pages"] > 0 for n in s["backend"]["nodes"])')"
+		# The master of the first page's key dies; its replica takes over.
+		victim=$(json_of 'max(s["backend"]["nodes"], key=lambda n: n["stored_pages"])["name"]')
+		redis_kill "${victim##*:}"
+		for i in 5 6 7 8; do cp "$src" "$mnt/f$i"; done
+		sync
+		echo 3 >/proc/sys/vm/drop_caches
+		label="cluster, master $victim killed"
+		check_exact "$mnt"/f*
+		expect_eq "$label: the dead node" down \
+			"$(json_of '[n for n in s["backend"]["nodes"] if n["name"] == "'"$victim"'"][0]["state"]')"
+		expect_eq "$label: masters serving" 3 \
+			"$(json_of 'sum(n["state"] == "master" for n in s["backend"]["nodes"])')"
+		expect_eq "$label: load errors" 0 "$(json_of 's["backend"]["load_errors"]')"
+		rm -f "$mnt"/f*
+		fusermount3 -u "$mnt"
+		expect_eq "$label: keys left after rm and unmount" 0 "$(redis_dbsize)"
+	else
+		fail "$label: mount" "status 0" "a failure"
+	fi
+else
+	fail "$label: redis-cli --cluster create" "a cluster" "none"
+fi
+
+finish
