@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "tierfs/ctl.h"
+#include "tierfs/data.h"
 #include "tierfs/tierfs.h"
 
 #define RAM (1ULL << 30)

@@ -12,13 +12,18 @@ command -v redis-server >/dev/null && command -v redis-cli >/dev/null ||
 redis_dir=$(mktemp -d "${TMPDIR:-/tmp}/tierfs-redis.XXXXXX") || exit 1
 redis_ports=
 
-# A free port in 20000-29999, at an offset of our own, with its cluster bus
-# port (10000 up, 30000-39999) free too: no server's bus takes another's port.
+# A free port with its cluster bus port (10000 up) free too, both below the
+# kernel's ephemeral range: a bus port inside it can be taken at any moment
+# by an outgoing connection (of a node, redis-cli or tierfs), which no check
+# of listening sockets sees.  An offset of our own spreads concurrent runs.
 redis_free_port() {
-	p=$((20000 + ($$ * 7 + ${1:-0} * 53) % 10000))
-	while ss -Hltn "( sport = :$p or sport = :$((p + 10000)) )" 2>/dev/null | grep -q . ||
+	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+	span=$((lo - 10000 - 11000))
+	[ "$span" -ge 1000 ] || span=10000 lo=40000
+	p=$((11000 + ($$ * 7 + ${1:-0} * 53) % span))
+	while ss -Htan "( sport = :$p or sport = :$((p + 10000)) )" 2>/dev/null | grep -q . ||
 		echo "$redis_ports" | grep -qw "$p"; do
-		p=$((20000 + (p - 20000 + 1) % 10000))
+		p=$((11000 + (p - 11000 + 1) % span))
 	done
 	echo "$p"
 }
