@@ -81,6 +81,7 @@ struct redis_node {
 	atomic_bool is_down; /* the last connection attempt failed (logged once) */
 	struct redis_conn conns[REDIS_CONNS];
 	atomic_uint_fast64_t nr_round_trips, nr_commands, nr_redirects, nr_errors;
+	atomic_uint_fast64_t nr_failovers; /* its slots given to another while it was down */
 	atomic_uint_fast64_t lat[REDIS_LAT_BUCKETS];
 };
 
@@ -136,7 +137,7 @@ struct redis_backend {
 	bool is_stopping, has_thread;
 
 	atomic_uint_fast64_t nr_stores, nr_loads, nr_frees, nr_store_errors, nr_load_errors;
-	atomic_uint_fast64_t nr_reject_full, nr_reject_alloc, nr_decrypt_errors, nr_refreshes;
+	atomic_uint_fast64_t nr_reject_full, nr_reject_alloc, nr_decrypt_errors;
 	struct log_ratelimit rl_load, rl_store;
 };
 
@@ -365,6 +366,19 @@ static int redis_map_from(struct redis_backend *b, unsigned int i)
 			map[s] = (uint8_t)node;
 	}
 	if (!ret) {
+		/* A node down whose slots another now serves: a failover, counted once. */
+		bool has_lost[REDIS_MAX_NODES] = { false };
+
+		for (unsigned int s = 0; b->is_cluster && s < REDIS_HASH_SLOTS; s++)
+			if (map[s] != b->slot_node[s] && b->nodes[b->slot_node[s]]->is_down)
+				has_lost[b->slot_node[s]] = true;
+		for (unsigned int n = 0; n < REDIS_MAX_NODES; n++)
+			if (has_lost[n]) {
+				atomic_fetch_add(&b->nodes[n]->nr_failovers, 1);
+				log_msg(LOG_WARNING,
+					"backend=redis: %s:%d down, its slots failed over",
+					b->nodes[n]->host, b->nodes[n]->port);
+			}
 		/* A slot no master serves (the cluster is reconfiguring) keeps its old node. */
 		memcpy(b->slot_node, map, sizeof(map));
 		b->is_cluster = true;
@@ -394,7 +408,6 @@ static int redis_refresh(struct redis_backend *b, bool is_forced)
 	for (unsigned int i = 0; i < atomic_load(&b->nr_nodes) && ret < 0; i++)
 		ret = redis_map_from(b, i) < 0 ? -EIO : 0;
 	b->refreshed_ns = clock_now_ns();
-	atomic_fetch_add(&b->nr_refreshes, 1);
 	pthread_mutex_unlock(&b->refresh_lock);
 	return ret;
 }
@@ -1141,6 +1154,7 @@ static unsigned int redis_get_nodes(struct tier_backend *tb, struct backend_node
 		out[i].nr_commands = atomic_load(&node->nr_commands);
 		out[i].nr_redirects = atomic_load(&node->nr_redirects);
 		out[i].nr_errors = atomic_load(&node->nr_errors);
+		out[i].nr_failovers = atomic_load(&node->nr_failovers);
 		out[i].latency_p50_us = redis_lat_pct(node, 50);
 		out[i].latency_p99_us = redis_lat_pct(node, 99);
 	}

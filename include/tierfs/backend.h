@@ -91,8 +91,9 @@ struct backend_node_stats {
 	uint64_t stored_pages, stored_bytes; /* held there now, by the map; bytes as sent */
 	uint64_t nr_round_trips;	     /* pipelines sent */
 	uint64_t nr_commands;
-	uint64_t nr_redirects;			 /* MOVED, ASK, TRYAGAIN */
-	uint64_t nr_errors;			 /* connections lost or refused, error replies */
+	uint64_t nr_redirects; /* MOVED, ASK, TRYAGAIN */
+	uint64_t nr_errors;    /* connections lost or refused, error replies */
+	uint64_t nr_failovers; /* times its slots went to another node while it was down */
 	uint64_t latency_p50_us, latency_p99_us; /* of a round trip, upper bounds */
 };
 

@@ -53,7 +53,7 @@ struct stat_item {
 };
 
 #define NR_TIER_ITEMS 16
-#define NR_NODE_ITEMS 11
+#define NR_NODE_ITEMS 12
 /* The chain's writebacks total, its tiers' and nodes' items besides the rest. */
 #define NR_STAT_ITEMS                                                     \
 	(117 + TRANSPORT_NR_OPCODES + BACKEND_MAX_TIERS * NR_TIER_ITEMS + \
@@ -260,6 +260,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 			ITEM(g, "commands", ns->nr_commands, UNIT_COUNT);
 			ITEM(g, "redirects", ns->nr_redirects, UNIT_COUNT);
 			ITEM(g, "errors", ns->nr_errors, UNIT_COUNT);
+			ITEM(g, "failovers", ns->nr_failovers, UNIT_COUNT);
 			ITEM(g, "latency_p50_us", ns->latency_p50_us, UNIT_NUMBER);
 			ITEM(g, "latency_p99_us", ns->latency_p99_us, UNIT_NUMBER);
 		}

@@ -256,6 +256,8 @@ if redis_cluster 3 2; then
 		check_exact "$mnt"/f*
 		expect_eq "$label: the dead node" down \
 			"$(json_of '[n for n in s["backend"]["nodes"] if n["name"] == "'"$victim"'"][0]["state"]')"
+		expect_eq "$label: its failovers" 1 \
+			"$(json_of '[n for n in s["backend"]["nodes"] if n["name"] == "'"$victim"'"][0]["failovers"]')"
 		expect_eq "$label: masters serving" 3 \
 			"$(json_of 'sum(n["state"] == "master" for n in s["backend"]["nodes"])')"
 		expect_eq "$label: load errors" 0 "$(json_of 's["backend"]["load_errors"]')"
