@@ -255,7 +255,15 @@ static bool update_locked(struct data_space *ds)
 		headroom = BUDGET_HEADROOM + (limit >> BUDGET_HEADROOM_SHIFT);
 		other = fp.backend + fp.descriptors + fp.transport +
 			ps.nr_ready_target * PAGE_SIZE + headroom + pool_reserve_locked(ds);
-		model = fp.resident + fp.stock + other - headroom;
+		/*
+		 * What the daemon should hold now.  Not other's reservations:
+		 * the stock's target beside the stock it has, and the room the
+		 * RAM tier may still grow into, are not memory yet, and counted
+		 * here they hid as much unmodelled memory (the redis tier's
+		 * buffers, up to 40 MiB) from the measurement below, and a
+		 * chain's daemon was OOM-killed at the edge of its cgroup.
+		 */
+		model = fp.total;
 		/*
 		 * What the model misses (heap, stacks, libfuse buffers), measured.
 		 * Memory malloc holds but no one uses (what a RAM pool freed, or
