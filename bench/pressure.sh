@@ -386,14 +386,17 @@ tierfs_stats()
 	R[ratio.tierfs]=$(json_num compression_ratio "$json")
 	R[resident.tierfs]=$(json_num resident_bytes "$json")
 	R[budget.tierfs]=$(json_num mem_budget_bytes "$json")
-	# A chain: its RAM tier is the pool; the file's share is on disk.
+	# A chain: its RAM tier is the pool; the last tier's share is on disk, or
+	# on the redis servers, outside the cgroup (the values they hold).
 	if grep -q '"tiers"' "$json"; then
 		read -r "R[stored.tierfs]" "R[poolmem.tierfs]" "R[ratio.tierfs]" \
-			"R[filetier.tierfs]" "R[writebacks.tierfs]" "R[huge.tierfs]" <<<"$(python3 -c '
+			"R[filetier.tierfs]" "R[writebacks.tierfs]" "R[huge.tierfs]" \
+			"R[outside.tierfs]" <<<"$(python3 -c '
 import json, sys
 t = json.load(open(sys.argv[1]))["backend"]["tiers"]
 print(t[0]["stored_bytes"], t[0]["pool_bytes"], t[0]["compression_ratio"],
-      t[1]["stored_bytes"], t[0]["writebacks"], t[0]["rejects_huge"])' "$json")"
+      t[1]["stored_bytes"], t[0]["writebacks"], t[0]["rejects_huge"],
+      t[1]["pool_bytes"] if t[1]["name"] == "redis" else 0)' "$json")"
 	fi
 }
 
@@ -587,7 +590,7 @@ printf '%-36s | %14s | %14s |\n' "  stored (orig_data_size|stored_bytes)" \
 printf '%-36s | %14s | %14s |\n' "  pool (mem_used_total|pool_bytes)" \
 	"$(mib "${R[poolmem.kernel]-}")" "$(mib "${R[poolmem.tierfs]-}")${R[sampled]:+*}"
 if [ "$KERNEL" = zswap ] || [ -n "${R[filetier.tierfs]-}" ]; then
-	printf '%-36s | %14s | %14s |\n' "  on the swap file (swaps Used|file tier)" \
+	printf '%-36s | %14s | %14s |\n' "  on the swap file (Used|last tier)" \
 		"$(mib "${R[swapfile.kernel]-}")" "$(mib "${R[filetier.tierfs]-}")"
 	printf '%-36s | %14s | %14s |\n' "  written back | incompressible (pages)" \
 		"-" "${R[writebacks.tierfs]:--} | ${R[huge.tierfs]:--}"
@@ -595,7 +598,8 @@ fi
 printf '%-36s | %14s | %14s |\n' "cgroup peak (max_usage_in_bytes)" \
 	"$(mib "${R[peak.kernel]-}")" "$(mib "${R[peak.tierfs]-}")"
 printf '%-36s | %14s | %14s |\n' "memory outside the cgroup" \
-	"$(mib "${R[poolmem.kernel]-}")" "0 (in it)"
+	"$(mib "${R[poolmem.kernel]-}")" \
+	"$([ "${R[outside.tierfs]:-0}" != 0 ] && mib "${R[outside.tierfs]}" || echo "0 (in it)")"
 printf '%-36s | %14s | %14s |\n' "cgroup failcnt (memory + memsw)" \
 	"${R[failcnt.kernel]-}" "${R[failcnt.tierfs]-}"
 printf '%-36s | %14s | %14s |\n' "oom-killed (oom_kill count)" \
