@@ -49,6 +49,8 @@ struct inode {
 	struct lru_lists *lists; /* the tenant charged for its pages; NULL: none */
 	uint64_t ra_prev_first;	 /* first page of the last swap-in fault, */
 	uint64_t ra_prev_end;	 /* and the page after its last */
+	atomic_uint nr_loading;	 /* swap-in loads in flight with the lock dropped */
+	uint64_t slot_gen;	 /* bumped when one of its backend slots is freed */
 	struct timespec atime, mtime, ctime;
 	struct timespec btime; /* birth: statx's STATX_BTIME */
 	union {

@@ -52,9 +52,15 @@ struct swap_counters {
  *	index, swap_slot and writeback flags of its struct lru_page.  Read
  *	for data_has_swapped, data_read, data_read_mem (which loads from the
  *	backend: I/O under a read lock) and data_seek, write for the rest.
- *	Held across backend loads (swap-in, readahead, drain batches) and
- *	across direct reclaim by an allocating thread, which passes it in as
- *	held.
+ *	Dropped across the loads of a swap-in and its readahead, so that
+ *	other faults on the file go on: the loader's pages stay its own
+ *	(in no page map) until it takes the lock again; whoever frees one
+ *	of the inode's slots bumps inode->slot_gen and waits for the
+ *	inode's loads in flight (nr_loading) to end, so no slot is reused
+ *	under a load; a loader that finds slot_gen moved throws its pages
+ *	away, and one that finds an entry changed throws that page away.
+ *	Held across drain batches and across direct reclaim by an
+ *	allocating thread, which passes it in as held.
  * reclaim.batch_lock (struct reclaimer, reclaim.h): one isolation at a
  *	time; pending[], nr_in_flight and the writes of nr_pending (which
  *	the reclaimer reads without it).  Not held across the backend store
@@ -80,6 +86,10 @@ struct swap_counters {
  *	held; the store takes no inode lock, so it always ends.  Innermost.
  * tenants->lock (tenant.h): the tenant table; reads the cgroup files
  *	under it (file I/O), and registers lists under lru->lock.
+ * load_lock: the end of an unlocked load (nr_loading reaching 0), which
+ *	a thread freeing a slot waits for with its inode's lock held; the
+ *	load takes no inode lock before it ends, so the wait always ends.
+ *	Innermost.
  *
  * Order:
  *	ns->lock -> inode->lock
@@ -107,6 +117,8 @@ struct data_space {
 	struct swap_counters swap;
 	struct readahead ra;
 	atomic_bool is_draining; /* a drain runs: reclaim stores nothing */
+	pthread_mutex_t load_lock;
+	pthread_cond_t load_done; /* an inode's nr_loading reached 0 */
 	struct reclaimer reclaim;
 };
 

@@ -17,8 +17,11 @@ struct inode;
 
 /*
  * Bring the swapped pages of [off, off+len) back to memory, keeping their
- * backend copies while they stay clean.  Returns 0, -EIO (a load failed:
- * that page stays swapped) or -ENOSPC (no memory within the budget).
+ * backend copies while they stay clean.  inode->lock held for writing; it
+ * is dropped across each load from the backend, so other faults on the
+ * file go on meanwhile and a page brought in may be gone again when this
+ * returns (the caller looks again).  Returns 0, -EIO (a load failed: that
+ * page stays swapped) or -ENOSPC (no memory within the budget).
  */
 int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_t len);
 

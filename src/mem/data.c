@@ -81,8 +81,28 @@ static void fill_page_range(char *dst, uint32_t fill, size_t start, size_t n)
 		dst[i] = word[(start + i) & 3];
 }
 
-void data_free_slot(struct data_space *ds, uint64_t slot)
+void data_load_begin(struct inode *inode)
 {
+	atomic_fetch_add(&inode->nr_loading, 1);
+}
+
+void data_load_end(struct data_space *ds, struct inode *inode)
+{
+	pthread_mutex_lock(&ds->load_lock);
+	if (atomic_fetch_sub(&inode->nr_loading, 1) == 1)
+		pthread_cond_broadcast(&ds->load_done);
+	pthread_mutex_unlock(&ds->load_lock);
+}
+
+void data_free_slot(struct data_space *ds, struct inode *inode, uint64_t slot)
+{
+	inode->slot_gen++;
+	if (atomic_load(&inode->nr_loading)) {
+		pthread_mutex_lock(&ds->load_lock);
+		while (atomic_load(&inode->nr_loading))
+			pthread_cond_wait(&ds->load_done, &ds->load_lock);
+		pthread_mutex_unlock(&ds->load_lock);
+	}
 	ds->backend->ops->free(ds->backend, &slot, 1);
 }
 
@@ -196,7 +216,7 @@ static void dirty_resident(struct data_space *ds, uint32_t pfn)
 		return;
 	p = lru_page(&ds->lru, pfn);
 	if (p->swap_slot) {
-		data_free_slot(ds, p->swap_slot - 1);
+		data_free_slot(ds, p->inode, p->swap_slot - 1);
 		p->swap_slot = 0;
 	}
 	if (p->is_writeback) {
@@ -209,7 +229,7 @@ static void dirty_resident(struct data_space *ds, uint32_t pfn)
 /* What release_entry needs to know. */
 struct release_ctx {
 	struct data_space *ds;
-	const struct inode *inode;
+	struct inode *inode;
 };
 
 static void release_entry(void *ctx, uint64_t index, uint64_t entry)
@@ -226,7 +246,8 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 
 			atomic_fetch_sub_explicit(&p->lists->nr_resident, 1, memory_order_relaxed);
 			if (p->swap_slot)
-				data_free_slot(ds, p->swap_slot - 1);
+				data_free_slot(ds, ((struct release_ctx *)ctx)->inode,
+					       p->swap_slot - 1);
 			p->swap_slot = 0;
 			if (atomic_exchange(&p->is_readahead, false))
 				atomic_fetch_add_explicit(&ds->ra.nr_misses, 1,
@@ -237,7 +258,7 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 		pagepool_free_page(ds->pool, pfn);
 		break;
 	case PAGEMAP_KIND_SWAPPED:
-		data_free_slot(ds, pagemap_slot(entry));
+		data_free_slot(ds, ((struct release_ctx *)ctx)->inode, pagemap_slot(entry));
 		data_untrack_swapped(ds, ((struct release_ctx *)ctx)->inode, 1);
 		break;
 	case PAGEMAP_KIND_FILLED:
@@ -302,7 +323,7 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 			atomic_fetch_sub(&ds->nr_unwritten, 1);
 		fill_page(page, pagemap_fill(entry));
 	} else if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
-		data_free_slot(ds, pagemap_slot(entry)); /* about to be written: stale */
+		data_free_slot(ds, inode, pagemap_slot(entry)); /* about to be written: stale */
 		data_untrack_swapped(ds, inode, 1);
 	} else if (!is_whole) {
 		memset(page, 0, PAGE_SIZE);

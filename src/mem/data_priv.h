@@ -30,7 +30,18 @@ void data_track_resident(struct data_space *ds, struct inode *inode, uint64_t in
 /* nr swapped pages of inode were loaded or freed. */
 void data_untrack_swapped(struct data_space *ds, const struct inode *inode, uint64_t nr);
 
-/* Give a backend slot back. */
-void data_free_slot(struct data_space *ds, uint64_t slot);
+/*
+ * Give a backend slot of inode back, once the inode's loads in flight have
+ * ended (one of them may be reading it).  inode->lock held for writing.
+ */
+void data_free_slot(struct data_space *ds, struct inode *inode, uint64_t slot);
+
+/*
+ * A load from the backend for inode runs with its lock dropped: between
+ * these two, no slot of the inode is freed.  Begin with inode->lock held
+ * for writing; end before taking it again.
+ */
+void data_load_begin(struct inode *inode);
+void data_load_end(struct data_space *ds, struct inode *inode);
 
 #endif

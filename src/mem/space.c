@@ -22,6 +22,8 @@ void space_init(struct data_space *ds, struct pagepool *pool, uint64_t max_pages
 	readahead_init(&ds->ra, policy);
 	budget_init(&ds->budget, env_limit_bytes);
 	reclaim_init(&ds->reclaim);
+	pthread_mutex_init(&ds->load_lock, NULL);
+	pthread_cond_init(&ds->load_done, NULL);
 }
 
 int space_attach_backend(struct data_space *ds, struct tier_backend *backend)
@@ -46,6 +48,8 @@ void space_fini(struct data_space *ds)
 		ds->backend = NULL;
 		lru_destroy(&ds->lru);
 	}
+	pthread_cond_destroy(&ds->load_done);
+	pthread_mutex_destroy(&ds->load_lock);
 	reclaim_fini(&ds->reclaim);
 	budget_fini(&ds->budget);
 	pagepool_destroy(ds->pool);

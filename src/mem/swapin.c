@@ -24,13 +24,45 @@ static struct log_ratelimit load_log;
  * slots may not cover every page or a RAM pool holds the memory limit, the
  * room matters more (a read must not grow the footprint past the limit).
  */
-static uint64_t keep_copy(struct data_space *ds, uint64_t slot)
+static uint64_t keep_copy(struct data_space *ds, struct inode *inode, uint64_t slot)
 {
 	if (!atomic_load_explicit(&ds->budget.is_backend_tight, memory_order_relaxed))
 		return slot + 1;
-	data_free_slot(ds, slot);
+	data_free_slot(ds, inode, slot);
 	atomic_fetch_add_explicit(&ds->swap.nr_copies_freed, 1, memory_order_relaxed);
 	return 0;
+}
+
+/*
+ * Load nr slots into pages with inode->lock dropped, so that other faults on
+ * the file go on; called and returns with it held for writing.  Returns the
+ * backend's result, or 1 when a slot of the inode was freed meanwhile: what
+ * was read may be stale, and the caller throws it away.
+ */
+static int load_unlocked(struct data_space *ds, struct inode *inode, const uint64_t *slots,
+			 void *const *pages, unsigned int nr)
+{
+	uint64_t gen = inode->slot_gen;
+	int ret;
+
+	data_load_begin(inode);
+	pthread_rwlock_unlock(&inode->lock);
+	ret = ds->backend->ops->load(ds->backend, slots, pages, nr);
+	data_load_end(ds, inode);
+	pthread_rwlock_wrlock(&inode->lock);
+	return inode->slot_gen != gen ? 1 : ret;
+}
+
+/*
+ * Whether index still holds slot, as when a load of it began.  A page
+ * another fault brought in meanwhile is resident; one reclaim dropped again
+ * since (clean) holds the same slot, whose data the load has.
+ */
+static bool is_still_swapped(struct inode *inode, uint64_t index, uint64_t slot)
+{
+	uint64_t entry = pagemap_get(&inode->pages, index);
+
+	return pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED && pagemap_slot(entry) == slot;
 }
 
 /*
@@ -69,14 +101,15 @@ static void swap_in_ahead(struct data_space *ds, struct inode *inode, uint64_t f
 		pfns[nr_room] = (uint32_t)pfn;
 		pages[nr_room] = pagepool_addr(ds->pool, (uint32_t)pfn);
 	}
-	if (nr_room && ds->backend->ops->load(ds->backend, slots, pages, nr_room))
+	if (nr_room && load_unlocked(ds, inode, slots, pages, nr_room))
 		goto free_pages; /* readahead failing fails no read */
 	for (unsigned int i = 0; i < nr_room; i++) {
-		if (pagemap_set(&inode->pages, idx[i], pagemap_mk_resident(pfns[i]), NULL)) {
+		if (!is_still_swapped(inode, idx[i], slots[i]) ||
+		    pagemap_set(&inode->pages, idx[i], pagemap_mk_resident(pfns[i]), NULL)) {
 			pagepool_free_page(ds->pool, pfns[i]);
 			continue;
 		}
-		data_track_resident(ds, inode, idx[i], pfns[i], keep_copy(ds, slots[i]));
+		data_track_resident(ds, inode, idx[i], pfns[i], keep_copy(ds, inode, slots[i]));
 		data_untrack_swapped(ds, inode, 1);
 		atomic_store(&lru_page(&ds->lru, pfns[i])->is_readahead, true);
 		atomic_fetch_add_explicit(&ds->ra.nr_pages, 1, memory_order_relaxed);
@@ -97,7 +130,8 @@ int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_
 	int64_t pfns[BATCH];
 	void *pages[BATCH];
 	unsigned int nr;
-	int err = 0;
+	bool may_unlock = true;
+	int err = 0, ret;
 
 	if (!len || off >= inode->size)
 		return 0;
@@ -123,14 +157,24 @@ int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_
 		}
 		if (!nr)
 			break;
-		if (ds->backend->ops->load(ds->backend, slots, pages, nr)) {
+		/*
+		 * Unlocked, but once more under the lock if a slot was freed
+		 * meanwhile: a writer of the same pages cannot starve a read.
+		 */
+		ret = may_unlock ? load_unlocked(ds, inode, slots, pages, nr) :
+				   ds->backend->ops->load(ds->backend, slots, pages, nr);
+		if (ret < 0) {
 			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, nr,
 						  memory_order_relaxed);
 			log_limited(&load_log, LOG_ERR, "%u swapped pages failed to load: EIO", nr);
 			err = -EIO;
 		}
+		if (ret > 0) {
+			may_unlock = false;
+			index = idx[0]; /* the same batch again */
+		}
 		for (unsigned int i = 0; i < nr; i++) {
-			if (err == -EIO ||
+			if (ret || !is_still_swapped(inode, idx[i], slots[i]) ||
 			    pagemap_set(&inode->pages, idx[i],
 					pagemap_mk_resident((uint32_t)pfns[i]), NULL)) {
 				pagepool_free_page(ds->pool, (uint32_t)pfns[i]);
@@ -138,7 +182,7 @@ int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_
 			}
 			/* Clean: the backend copy stays valid until a write. */
 			data_track_resident(ds, inode, idx[i], (uint32_t)pfns[i],
-					    keep_copy(ds, slots[i]));
+					    keep_copy(ds, inode, slots[i]));
 			data_untrack_swapped(ds, inode, 1);
 			lru_mark_loaded(&ds->lru, (uint32_t)pfns[i]);
 			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
@@ -176,7 +220,7 @@ int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from,
 
 			/* Resident already: only its backend copy goes. */
 			if (p->swap_slot) {
-				data_free_slot(ds, p->swap_slot - 1);
+				data_free_slot(ds, inode, p->swap_slot - 1);
 				p->swap_slot = 0;
 				/* Counted here, so not again when read. */
 				atomic_store(&p->is_readahead, false);
@@ -214,7 +258,7 @@ int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from,
 				pagepool_free_page(ds->pool, pfns[j]);
 				continue;
 			}
-			data_free_slot(ds, slots[j]);
+			data_free_slot(ds, inode, slots[j]);
 			data_track_resident(ds, inode, found[i + j][1], pfns[j], 0);
 			data_untrack_swapped(ds, inode, 1);
 			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);

@@ -115,6 +115,26 @@ if built_in "slow swap-in" "$opts" &&
 		[ "${now:-0}" -gt "${handoffs:-0}" ] && ok "slow swap-in: handed off ($handoffs -> $now)" ||
 			fail "slow swap-in: transport.handoffs" "> ${handoffs:-0}" "${now:-none}"
 	fi
+	# Two faults on one file, 8 MiB apart: the second's load runs beside
+	# the first's, where a load under the file's lock made it wait for it.
+	"$tierctl" reclaim "$mnt" all >/dev/null
+	dd if="$mnt/cold" of="$work/first.4k" bs=4k count=1 status=none &
+	first=$!
+	sleep 0.5
+	dd if="$mnt/cold" of="$work/second.4k" bs=4k count=1 skip=2048 status=none &
+	second=$!
+	wait "$first"
+	first_end=$(date +%s%N)
+	wait "$second"
+	apart=$((($(date +%s%N) - first_end) / 1000000))
+	[ "$apart" -lt 1500 ] &&
+		ok "slow swap-in: a second fault on the file ended $apart ms after the first" ||
+		fail "slow swap-in: second fault" "< 1500 ms after the first (its own 2000 ms beside it)" \
+			"$apart ms"
+	head -c 4096 "$work/small" | cmp -s - "$work/first.4k" &&
+		tail -c +$((2048 * 4096 + 1)) "$work/small" | head -c 4096 | cmp -s - "$work/second.4k" &&
+		ok "slow swap-in: both pages read exact" ||
+		fail "slow swap-in: two faults" "the file written" "other bytes"
 	fusermount3 -u "$mnt"
 fi
 

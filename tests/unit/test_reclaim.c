@@ -218,11 +218,12 @@ static void *change_main(void *arg)
 }
 
 /*
- * Start c while a store reads its pages: the change must wait for the store
- * (stable pages), so it has not happened 100 ms later; then open the gate
- * and wait for it.  Returns whether it waited and then happened.
+ * Start c while a call of op held at its gate uses the pages (a store reads
+ * them: stable pages; a load reads their slots): the change must wait for
+ * it, so it has not happened 100 ms later; then open the gate and wait for
+ * it.  Returns whether it waited and then happened.
  */
-static bool change_after_store(struct locked_change *c, struct faulty_backend *g)
+static bool change_after_gate(struct locked_change *c, struct faulty_backend *g, enum faulty_op op)
 {
 	const struct timespec wait = { 0, 100000000 };
 	bool has_waited;
@@ -233,7 +234,7 @@ static bool change_after_store(struct locked_change *c, struct faulty_backend *g
 		return false;
 	nanosleep(&wait, NULL);
 	has_waited = CHECK(!atomic_load(&c->is_changed));
-	faulty_gate_open(g, FAULTY_STORE);
+	faulty_gate_open(g, op);
 	for (int i = 0; i < GATE_TIMEOUT_S * 100 && !atomic_load(&c->is_changed); i++)
 		nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 	return CHECK(atomic_load(&c->is_changed)) && has_waited;
@@ -243,6 +244,100 @@ static void change_let_go(struct locked_change *c)
 {
 	atomic_store(&c->is_let_go, true);
 	pthread_join(c->thread, NULL);
+}
+
+/* swapin_range on its own thread, the file locked as a read fault locks it. */
+struct swapin_thread {
+	struct data_space *ds;
+	struct inode *inode;
+	uint64_t len;
+	pthread_t thread;
+	int ret;
+};
+
+static void *swapin_main(void *arg)
+{
+	struct swapin_thread *t = arg;
+
+	pthread_rwlock_wrlock(&t->inode->lock);
+	t->ret = swapin_range(t->ds, t->inode, 0, t->len);
+	pthread_rwlock_unlock(&t->inode->lock);
+	return NULL;
+}
+
+/*
+ * A swap-in loads with the file unlocked, so that other faults on it go on.
+ * While its load is held at the gate the file can be locked, and a write
+ * over a page being loaded waits for the load before it frees that page's
+ * slot (no slot is reused under a load); the swap-in then throws away what
+ * it read and loads again under the lock: the written page keeps its bytes,
+ * the others their own, and no slot or pool page leaks.
+ */
+static void test_write_during_swapin(void)
+{
+	static unsigned char news[P];
+	struct data_space ds;
+	struct faulty_backend *g;
+	struct swapin_thread t = { .len = NR * P };
+	struct timespec deadline;
+	struct inode f;
+	struct locked_change c = { .size = UINT64_MAX, .news = news, .len = P, .off = 2 * P };
+	unsigned int nr_loads;
+
+	check_set_context("write during swap-in");
+	if (!gated_space_new(&ds, &g))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 4);
+	CHECK_EQ(NR, reclaim_batch(&ds, NULL));
+	check_all_swapped(&ds, &f, NR, 4);
+	nr_loads = faulty_nr_calls(g, FAULTY_LOAD);
+	faulty_gate_close(g, FAULTY_LOAD);
+	t.ds = &ds;
+	t.inode = &f;
+	if (!CHECK_EQ(0, pthread_create(&t.thread, NULL, swapin_main, &t))) {
+		faulty_gate_open(g, FAULTY_LOAD);
+		return;
+	}
+	CHECK_EQ(0, faulty_wait_calls(g, FAULTY_LOAD, nr_loads + 1, GATE_TIMEOUT_S * 1000));
+
+	/* The load is in flight and the file is free. */
+	clock_gettime(CLOCK_MONOTONIC, &deadline);
+	deadline.tv_sec += 1;
+	if (CHECK_EQ(0, pthread_rwlock_clockwrlock(&f.lock, CLOCK_MONOTONIC, &deadline)))
+		pthread_rwlock_unlock(&f.lock);
+
+	memset(news, 0x5a, P);
+	c.ds = &ds;
+	c.inode = &f;
+	if (!change_after_gate(&c, g, FAULTY_LOAD)) {
+		change_let_go(&c);
+		pthread_join(t.thread, NULL);
+		return;
+	}
+	CHECK_EQ((ssize_t)P, c.ret);
+	change_let_go(&c);
+	pthread_join(t.thread, NULL);
+	CHECK_EQ(0, t.ret);
+	/* Loaded twice: the first read was thrown away. */
+	CHECK_EQ(nr_loads + 2, faulty_nr_calls(g, FAULTY_LOAD));
+	for (uint64_t i = 0; i < NR; i++) {
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
+		if (i == 2)
+			check_page(&ds, &f, i, news);
+		else
+			check_pattern(&ds, &f, i, 4);
+	}
+	/* The clean ones keep their copies; the written one's slot went back. */
+	CHECK_EQ(NR - 1, backend_stored(&ds));
+	CHECK_EQ(NR, pool_in_use(&ds));
+	CHECK_EQ(0, atomic_load(&f.nr_loading));
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(0, data_truncate(&ds, &f, 0));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(0, backend_stored(&ds));
+	CHECK_EQ(0, pool_in_use(&ds));
+	space_destroy(&ds);
 }
 
 /* Finish the pending pages and isolate no more: reclaim from empty lists. */
@@ -284,7 +379,7 @@ static void test_write_during_store(void)
 	c.ds = &ds;
 	c.inode = &f;
 	c.off = 2 * P + 100;
-	if (!change_after_store(&c, g)) {
+	if (!change_after_gate(&c, g, FAULTY_STORE)) {
 		change_let_go(&c);
 		batch_join(&t);
 		return;
@@ -396,7 +491,7 @@ static void test_truncate_partial_during_store(void)
 	/* Zeroing the tail of page 1 waits for the store. */
 	c.ds = &ds;
 	c.inode = &f;
-	if (!change_after_store(&c, g)) {
+	if (!change_after_gate(&c, g, FAULTY_STORE)) {
 		change_let_go(&c);
 		batch_join(&t);
 		return;
@@ -998,6 +1093,7 @@ int main(void)
 	test_busy_owner(FINISH_BY_STOP);
 	test_store_failure();
 	test_filled_and_clean();
+	test_write_during_swapin();
 	test_overlapping_stores(false);
 	test_overlapping_stores(true);
 	test_overlapping_failures();
