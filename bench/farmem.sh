@@ -115,7 +115,8 @@ pr_row()
 
 echo "# farmem.sh: $(date -u '+%F %T') UTC, kernel $(uname -r), $(nproc) CPUs, commit $(git -C "$HERE" rev-parse --short HEAD 2>/dev/null || echo -)"
 echo "# one Redis $(redis-server --version | awk '{ print $3 }') on 127.0.0.1:$port; delayproxy on :$relay holds each reply DELAY µs"
-echo "# direct GET round trip p50: $(rtt_us "$port") µs"
+rtt_direct=$(rtt_us "$port")
+echo "# direct GET round trip p50: $rtt_direct µs"
 TIERFS_TEST_REDIS=127.0.0.1:$port "$BB" ${QUICK:+--quick} >"$WORK/bb-direct" 2>>"$WORK/log" ||
 	die "backend_bench (direct) failed: $(tail -n 5 "$WORK/log")"
 echo "## backend_bench, every backend, redis direct"
@@ -164,7 +165,7 @@ row()
 }
 row "zpool (RAM)" - zpool "$WORK/bb-direct" /nonexistent
 row "file (NVMe)" - file "$WORK/bb-direct" /nonexistent
-row "redis direct" "$(rtt_us "$port")" redis "$WORK/bb-direct" /nonexistent
+row "redis direct" "$rtt_direct" redis "$WORK/bb-direct" /nonexistent
 for d in ${DELAYS//,/ }; do
 	row "redis +$d" "$(cat "$WORK/rtt-$d")" redis "$WORK/bb-$d" "$WORK/pr-$d"
 done

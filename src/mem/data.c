@@ -86,11 +86,17 @@ void data_load_begin(struct inode *inode)
 	atomic_fetch_add(&inode->nr_loading, 1);
 }
 
+/*
+ * Only the last load of an inode takes load_lock.  A waiter checks the count
+ * and sleeps under it, so a broadcast made under it after the count reached
+ * 0 finds the waiter asleep or finds it never slept.
+ */
 void data_load_end(struct data_space *ds, struct inode *inode)
 {
+	if (atomic_fetch_sub(&inode->nr_loading, 1) != 1)
+		return;
 	pthread_mutex_lock(&ds->load_lock);
-	if (atomic_fetch_sub(&inode->nr_loading, 1) == 1)
-		pthread_cond_broadcast(&ds->load_done);
+	pthread_cond_broadcast(&ds->load_done);
 	pthread_mutex_unlock(&ds->load_lock);
 }
 
@@ -235,6 +241,7 @@ struct release_ctx {
 static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 {
 	struct data_space *ds = ((struct release_ctx *)ctx)->ds;
+	struct inode *inode = ((struct release_ctx *)ctx)->inode;
 	uint32_t pfn;
 
 	(void)index;
@@ -246,8 +253,7 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 
 			atomic_fetch_sub_explicit(&p->lists->nr_resident, 1, memory_order_relaxed);
 			if (p->swap_slot)
-				data_free_slot(ds, ((struct release_ctx *)ctx)->inode,
-					       p->swap_slot - 1);
+				data_free_slot(ds, inode, p->swap_slot - 1);
 			p->swap_slot = 0;
 			if (atomic_exchange(&p->is_readahead, false))
 				atomic_fetch_add_explicit(&ds->ra.nr_misses, 1,
@@ -258,8 +264,8 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 		pagepool_free_page(ds->pool, pfn);
 		break;
 	case PAGEMAP_KIND_SWAPPED:
-		data_free_slot(ds, ((struct release_ctx *)ctx)->inode, pagemap_slot(entry));
-		data_untrack_swapped(ds, ((struct release_ctx *)ctx)->inode, 1);
+		data_free_slot(ds, inode, pagemap_slot(entry));
+		data_untrack_swapped(ds, inode, 1);
 		break;
 	case PAGEMAP_KIND_FILLED:
 		atomic_fetch_sub(&ds->nr_filled, 1);

@@ -19,7 +19,7 @@ redis_ports=
 redis_free_port() {
 	lo=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
 	span=$((lo - 10000 - 11000))
-	[ "$span" -ge 1000 ] || span=10000 lo=40000
+	[ "$span" -ge 1000 ] || span=10000
 	p=$((11000 + ($$ * 7 + ${1:-0} * 53) % span))
 	while ss -Htan "( sport = :$p or sport = :$((p + 10000)) )" 2>/dev/null | grep -q . ||
 		echo "$redis_ports" | grep -qw "$p"; do
