@@ -10,6 +10,14 @@
  * The chain names its own slots.  Each holds one word, the tier and the
  * tier's slot, so writeback moves a page between tiers without touching the
  * page map or the page's clean copy.
+ *
+ * A spill chain is the same with no bound and no writeback: redis takes
+ * what it can, and what it refuses (full) or fails to store (a node down, a
+ * timeout) goes to the file.  As the lower tier of a chain it makes three
+ * tiers, zpool+redis://...+file:PATH; its words cost 8 bytes more a page.
+ * Once redis has turned a store away, full or failing, stores go straight to
+ * the file for a while (a second, doubling while it goes on): a server down
+ * would otherwise make every store wait out redis_timeout= first.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,12 +29,16 @@
 #include <time.h>
 
 #include "tierfs/backend.h"
+#include "tierfs/clock.h"
 #include "tierfs/log.h"
 
 #define CHAIN_SHARD_SLOTS 16384	  /* 64 MiB of slot space a shard */
 #define CHAIN_BATCH 256		  /* pages a store piece or a writeback batch */
 #define CHAIN_HIGH_PERMILLE 950	  /* writeback starts at 95 % of the bound... */
 #define CHAIN_ACCEPT_PERMILLE 900 /* ...and stops at 90 %, where stores come back */
+/* A spill chain's upper tier that turned a store away is left alone 1 s, to 64 s if it goes on. */
+#define CHAIN_HOLD_MIN_NS 1000000000ULL
+#define CHAIN_HOLD_MAX_NS (64 * CHAIN_HOLD_MIN_NS)
 
 /*
  * A slot's word: state in the top two bits, then a writeback flag, then a
@@ -83,6 +95,7 @@ struct chain_shard {
 struct chain {
 	struct tier_backend base;
 	struct tier_backend *upper, *lower;
+	bool is_spill;	       /* no bound, no writeback, no FIFO: chain_new_spill() */
 	_Atomic uint64_t *map; /* a word per slot, mapped lazily */
 	uint64_t nr_slots;
 	unsigned int nr_shards;
@@ -96,6 +109,10 @@ struct chain {
 
 	_Atomic uint64_t pool_max; /* bytes of the RAM tier's pool_bytes */
 	atomic_bool is_full;	   /* at the bound: stores go to the file */
+
+	/* A spill chain: the upper tier is left alone until hold_until (CLOCK_MONOTONIC). */
+	_Atomic uint64_t hold_until_ns, hold_ns;
+	atomic_bool is_hold_error; /* it failed a store, rather than being full */
 
 	pthread_t thread; /* started by the first store */
 	pthread_mutex_t wb_lock;
@@ -186,7 +203,7 @@ static int chain_start(struct chain *ch)
 {
 	int ret = 0;
 
-	if (atomic_load(&ch->has_thread))
+	if (ch->is_spill || atomic_load(&ch->has_thread))
 		return 0;
 	pthread_mutex_lock(&ch->wb_lock);
 	if (!ch->is_started) {
@@ -206,8 +223,11 @@ static int chain_start(struct chain *ch)
  */
 static bool chain_upper_accepts(struct chain *ch)
 {
-	uint64_t max = atomic_load(&ch->pool_max), pool = chain_upper_pool(ch);
+	uint64_t max = atomic_load(&ch->pool_max), pool;
 
+	if (ch->is_spill)
+		return clock_now_ns() >= atomic_load(&ch->hold_until_ns);
+	pool = chain_upper_pool(ch);
 	if (pool && pool >= max / 1000 * CHAIN_HIGH_PERMILLE)
 		chain_kick(ch);
 	if (pool >= max)
@@ -219,14 +239,45 @@ static bool chain_upper_accepts(struct chain *ch)
 
 static void fifo_push(struct chain *ch, const uint64_t *entries, unsigned int nr);
 
-/* Store one piece of at most CHAIN_BATCH pages; the contract of store(). */
+/*
+ * A spill chain's upper tier stored nr_upper of nr pages (ret, its return):
+ * a store turned away holds it off for longer each time, one taken whole
+ * ends the hold.  Concurrent stores may race here; any of their outcomes
+ * is a fair one to act on.
+ */
+static void chain_spill_note(struct chain *ch, unsigned int nr_upper, unsigned int nr, int ret)
+{
+	uint64_t hold = atomic_load(&ch->hold_ns);
+
+	if (nr_upper == nr) {
+		if (hold)
+			atomic_store(&ch->hold_ns, 0);
+		return;
+	}
+	hold = hold ? hold * 2 : CHAIN_HOLD_MIN_NS;
+	if (hold > CHAIN_HOLD_MAX_NS)
+		hold = CHAIN_HOLD_MAX_NS;
+	atomic_store(&ch->hold_ns, hold);
+	atomic_store(&ch->is_hold_error, ret < 0 && ret != -ENOSPC);
+	atomic_store(&ch->hold_until_ns, clock_now_ns() + hold);
+}
+
+/*
+ * Store one piece of at most CHAIN_BATCH pages; the contract of store().
+ * The upper tier is asked first, and the lower takes what it did not store.
+ * A spill chain holding its upper tier off asks the file first instead, and
+ * the upper tier takes what the file could not: a hold never makes a store
+ * fail that one of the two had room for.
+ */
 static int chain_store_piece(struct chain *ch, void *const *pages, unsigned int nr, uint64_t *slots)
 {
-	uint64_t cs[CHAIN_BATCH], ts[CHAIN_BATCH], ls[CHAIN_BATCH], fifo[CHAIN_BATCH];
-	void *lpages[CHAIN_BATCH];
-	unsigned int lidx[CHAIN_BATCH], nr_upper = 0, nr_lower = 0, nr_ok, nr_fifo = 0;
-	bool is_upper[CHAIN_BATCH];
-	int stored_lower = 0, ret = -ENOSPC;
+	uint64_t cs[CHAIN_BATCH], fs[CHAIN_BATCH], rs[CHAIN_BATCH], fifo[CHAIN_BATCH];
+	void *rpages[CHAIN_BATCH];
+	unsigned int ridx[CHAIN_BATCH], nr_first = 0, nr_rest = 0, nr_ok, nr_fifo = 0;
+	bool in_first[CHAIN_BATCH];
+	struct tier_backend *first = ch->upper, *rest = ch->lower;
+	bool is_held = false;
+	int stored_rest = 0, ret = -ENOSPC;
 	uint64_t gen;
 
 	nr = chain_slots_take(ch, nr, cs);
@@ -234,49 +285,63 @@ static int chain_store_piece(struct chain *ch, void *const *pages, unsigned int 
 		atomic_fetch_add(&ch->nr_reject_full, 1);
 		return -ENOSPC;
 	}
-	if (chain_upper_accepts(ch)) {
-		int n = ch->upper->ops->store(ch->upper, pages, nr, ts);
+	if (!chain_upper_accepts(ch)) {
+		is_held = ch->is_spill;
+		first = is_held ? ch->lower : NULL;
+		rest = is_held ? ch->upper : ch->lower;
+		if (!is_held)
+			atomic_fetch_add(&ch->nr_sent_full, nr);
+	}
+	if (first) {
+		int n = first->ops->store(first, pages, nr, fs);
 
-		nr_upper = n > 0 ? (unsigned int)n : 0;
+		nr_first = n > 0 ? (unsigned int)n : 0;
 		/* A prefix, or -ENOSPC: the tier is full; another -errno: it failed. */
-		if (nr_upper < nr)
+		if (!is_held && nr_first < nr)
 			atomic_fetch_add(n >= 0 || n == -ENOSPC ? &ch->nr_sent_full :
 								  &ch->nr_sent_error,
-					 nr - nr_upper);
-	} else {
-		atomic_fetch_add(&ch->nr_sent_full, nr);
+					 nr - nr_first);
+		if (!is_held && ch->is_spill)
+			chain_spill_note(ch, nr_first, nr, n);
+		if (is_held)
+			atomic_fetch_add(atomic_load(&ch->is_hold_error) ? &ch->nr_sent_error :
+									   &ch->nr_sent_full,
+					 nr_first);
 	}
 	for (unsigned int i = 0; i < nr; i++) {
-		is_upper[i] = i < nr_upper && ts[i] != BACKEND_SLOT_REFUSED;
-		if (i < nr_upper && !is_upper[i])
+		in_first[i] = i < nr_first && fs[i] != BACKEND_SLOT_REFUSED;
+		if (i < nr_first && !in_first[i])
 			atomic_fetch_add(&ch->nr_huge, 1);
-		if (!is_upper[i]) {
-			lidx[nr_lower] = i;
-			lpages[nr_lower++] = pages[i];
+		if (!in_first[i]) {
+			ridx[nr_rest] = i;
+			rpages[nr_rest++] = pages[i];
 		}
 	}
-	if (nr_lower) {
-		stored_lower = ch->lower->ops->store(ch->lower, lpages, nr_lower, ls);
-		if (stored_lower < 0) {
-			ret = stored_lower;
-			stored_lower = 0;
+	if (nr_rest) {
+		stored_rest = rest->ops->store(rest, rpages, nr_rest, rs);
+		if (stored_rest < 0) {
+			ret = stored_rest;
+			stored_rest = 0;
 		}
 	}
-	/* A prefix is stored: up to the first page the file did not take. */
-	nr_ok = (unsigned int)stored_lower < nr_lower ? lidx[stored_lower] : nr;
-	/* The file took none of the pages past it: only RAM copies to undo. */
+	/* A prefix is stored: up to the first page the second tier did not take. */
+	nr_ok = (unsigned int)stored_rest < nr_rest ? ridx[stored_rest] : nr;
+	/* The second tier took none of the pages past it: only first copies to undo. */
 	for (unsigned int i = nr_ok; i < nr; i++) {
-		if (is_upper[i])
-			ch->upper->ops->free(ch->upper, &ts[i], 1);
+		if (in_first[i])
+			first->ops->free(first, &fs[i], 1);
 		chain_slot_put(ch, cs[i]);
 	}
 	gen = atomic_fetch_add(&ch->gen, nr_ok);
 	for (unsigned int i = 0, j = 0; i < nr_ok; i++, gen = (gen + 1) & W_GEN_MASK) {
-		if (is_upper[i]) {
-			atomic_store(&ch->map[cs[i]], w_make(W_UPPER, gen, ts[i]));
-			fifo[nr_fifo++] = cs[i] | gen << W_GEN_SHIFT;
+		uint64_t ts = in_first[i] ? fs[i] : rs[j++];
+
+		if ((in_first[i] ? first : rest) == ch->upper) {
+			atomic_store(&ch->map[cs[i]], w_make(W_UPPER, gen, ts));
+			if (!ch->is_spill)
+				fifo[nr_fifo++] = cs[i] | gen << W_GEN_SHIFT;
 		} else {
-			atomic_store(&ch->map[cs[i]], w_make(W_LOWER, 0, ls[j++]));
+			atomic_store(&ch->map[cs[i]], w_make(W_LOWER, 0, ts));
 		}
 		slots[i] = cs[i];
 	}
@@ -312,18 +377,30 @@ static int chain_store(struct tier_backend *b, void *const *pages, unsigned int 
 	return (int)done;
 }
 
+/* Load a run of one tier's slots, then start the next run.  Returns 0 or -errno. */
+static int chain_load_run(struct tier_backend *tier, const uint64_t *ts, void *const *pages,
+			  unsigned int *nr, atomic_uint_fast64_t *counter)
+{
+	int err = *nr ? tier->ops->load(tier, ts, pages, *nr) : 0;
+
+	atomic_fetch_add(counter, *nr);
+	*nr = 0;
+	return err;
+}
+
 /*
  * A RAM slot is read under its shard's tier_lock, so writeback cannot free
  * it meanwhile; a file slot changes only when the page is freed, which the
- * caller never does during a load.
+ * caller never does during a load.  A spill chain has no writeback: its
+ * upper tier's slots are loaded in runs, as the lower tier's are.
  */
 static int chain_load(struct tier_backend *b, const uint64_t *slots, void *const *pages,
 		      unsigned int nr)
 {
 	struct chain *ch = chain_of(b);
-	uint64_t ls[CHAIN_BATCH];
-	void *lpages[CHAIN_BATCH];
-	unsigned int nr_lower = 0, nr_upper = 0;
+	uint64_t ls[CHAIN_BATCH], us[CHAIN_BATCH];
+	void *lpages[CHAIN_BATCH], *upages[CHAIN_BATCH];
+	unsigned int nr_lower = 0, nr_upper = 0, nr_run = 0;
 	int err = 0;
 
 	for (unsigned int i = 0; i < nr && !err; i++) {
@@ -334,6 +411,14 @@ static int chain_load(struct tier_backend *b, const uint64_t *slots, void *const
 			break;
 		}
 		w = atomic_load(&ch->map[slots[i]]);
+		if (w_state(w) == W_UPPER && ch->is_spill) {
+			us[nr_run] = w_slot(w);
+			upages[nr_run++] = pages[i];
+			if (nr_run == CHAIN_BATCH)
+				err = chain_load_run(ch->upper, us, upages, &nr_run,
+						     &ch->nr_upper_loads);
+			continue;
+		}
 		if (w_state(w) == W_UPPER) {
 			struct chain_shard *sh = chain_shard_of(ch, slots[i]);
 
@@ -355,16 +440,13 @@ static int chain_load(struct tier_backend *b, const uint64_t *slots, void *const
 		}
 		ls[nr_lower] = w_slot(w);
 		lpages[nr_lower++] = pages[i];
-		if (nr_lower == CHAIN_BATCH) {
-			err = ch->lower->ops->load(ch->lower, ls, lpages, nr_lower);
-			atomic_fetch_add(&ch->nr_lower_loads, nr_lower);
-			nr_lower = 0;
-		}
+		if (nr_lower == CHAIN_BATCH)
+			err = chain_load_run(ch->lower, ls, lpages, &nr_lower, &ch->nr_lower_loads);
 	}
-	if (!err && nr_lower) {
-		err = ch->lower->ops->load(ch->lower, ls, lpages, nr_lower);
-		atomic_fetch_add(&ch->nr_lower_loads, nr_lower);
-	}
+	if (!err)
+		err = chain_load_run(ch->upper, us, upages, &nr_run, &ch->nr_upper_loads);
+	if (!err)
+		err = chain_load_run(ch->lower, ls, lpages, &nr_lower, &ch->nr_lower_loads);
 	atomic_fetch_add(&ch->nr_upper_loads, nr_upper);
 	if (err) {
 		atomic_fetch_add(&ch->nr_load_errors, 1);
@@ -586,10 +668,11 @@ static void *chain_writeback_main(void *arg)
 				break;
 			ret = chain_writeback_batch(ch);
 			if (ret < 0)
-				log_limited(&wb_log, LOG_ERR,
-					    "chain: writeback to the file failed (%s): the pages "
-					    "stay in the %s tier",
-					    strerror(-ret), ch->upper->ops->name);
+				log_limited(
+					&wb_log, LOG_ERR,
+					"chain: writeback to the next tier failed (%s): the pages "
+					"stay in the %s tier",
+					strerror(-ret), ch->upper->ops->name);
 			is_failing = ret <= 0;
 			pthread_mutex_lock(&ch->wb_lock);
 			is_failing = is_failing || ch->is_stopping;
@@ -624,6 +707,8 @@ static void chain_set_pool_max(struct tier_backend *b, uint64_t bytes)
 {
 	struct chain *ch = chain_of(b);
 
+	if (ch->is_spill)
+		return;
 	if (atomic_exchange(&ch->pool_max, bytes) > bytes)
 		chain_kick(ch);
 }
@@ -650,31 +735,38 @@ static uint64_t chain_meta_bytes(struct chain *ch)
 	fifo = ch->fifo_cap * sizeof(*ch->fifo);
 	pthread_mutex_unlock(&ch->fifo_lock);
 	return ((words * sizeof(*ch->map) + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1)) + fifo +
-	       (uint64_t)CHAIN_BATCH * PAGE_SIZE + ch->nr_shards * sizeof(*ch->shards);
+	       (ch->wb_buf ? (uint64_t)CHAIN_BATCH * PAGE_SIZE : 0) +
+	       ch->nr_shards * sizeof(*ch->shards);
 }
 
+/* The upper tier's entry, then the lower's, or the lower chain's entries. */
 static unsigned int chain_get_tiers(struct tier_backend *b, struct backend_tier_stats *out,
 				    unsigned int max)
 {
 	struct chain *ch = chain_of(b);
 	struct backend_tier_stats t[BACKEND_MAX_TIERS];
-	unsigned int n = max < BACKEND_MAX_TIERS ? max : BACKEND_MAX_TIERS;
+	unsigned int n = 2;
 
 	memset(t, 0, sizeof(t));
 	t[0].name = ch->upper->ops->name;
 	t[0].is_sync = ch->upper->ops->is_sync;
 	ch->upper->ops->get_stats(ch->upper, &t[0].st);
-	t[0].pool_max_bytes = atomic_load(&ch->pool_max);
+	t[0].pool_max_bytes = ch->is_spill ? 0 : atomic_load(&ch->pool_max);
 	t[0].nr_writebacks = atomic_load(&ch->nr_writebacks);
 	t[0].nr_writeback_errors = atomic_load(&ch->nr_writeback_errors);
 	t[0].nr_rejects_huge = atomic_load(&ch->nr_huge);
 	t[0].nr_rejects_full = atomic_load(&ch->nr_sent_full);
 	t[0].nr_rejects_error = atomic_load(&ch->nr_sent_error);
 	t[0].nr_rejects = t[0].nr_rejects_huge + t[0].nr_rejects_full + t[0].nr_rejects_error;
-	t[1].name = ch->lower->ops->name;
-	t[1].is_sync = ch->lower->ops->is_sync;
-	ch->lower->ops->get_stats(ch->lower, &t[1].st);
+	if (ch->lower->ops->get_tiers) {
+		n = 1 + ch->lower->ops->get_tiers(ch->lower, &t[1], BACKEND_MAX_TIERS - 1);
+	} else {
+		t[1].name = ch->lower->ops->name;
+		t[1].is_sync = ch->lower->ops->is_sync;
+		ch->lower->ops->get_stats(ch->lower, &t[1].st);
+	}
 	t[1].nr_writebacks = t[0].nr_writebacks;
+	n = n < max ? n : max;
 	memcpy(out, t, n * sizeof(*t));
 	return n;
 }
@@ -697,8 +789,11 @@ static void chain_get_stats(struct tier_backend *b, struct backend_stats *st)
 	st->stored_pages = st->nr_stores - st->nr_frees;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->pool_bytes = up.pool_bytes + low.pool_bytes;
-	/* What the chain surely holds: the file's slots (the pool adds as it compresses). */
-	st->capacity_bytes = low.capacity_bytes;
+	/*
+	 * What the chain surely holds: the file's slots (the pool adds as it
+	 * compresses); a spill chain's redis names its slots, as alone.
+	 */
+	st->capacity_bytes = low.capacity_bytes + (ch->is_spill ? up.capacity_bytes : 0);
 	meta = chain_meta_bytes(ch);
 	st->meta_bytes = meta + low.meta_bytes;
 	st->ram_bytes = up.ram_bytes + low.ram_bytes + meta;
@@ -744,8 +839,8 @@ static void chain_destroy(struct tier_backend *b)
 	free(ch);
 }
 
-int chain_new(struct tier_backend *upper, struct tier_backend *lower, uint64_t pool_max_bytes,
-	      struct tier_backend **out)
+static int chain_init(struct tier_backend *upper, struct tier_backend *lower,
+		      uint64_t pool_max_bytes, bool is_spill, struct tier_backend **out)
 {
 	struct backend_stats up, low;
 	struct chain *ch = calloc(1, sizeof(*ch));
@@ -760,6 +855,7 @@ int chain_new(struct tier_backend *upper, struct tier_backend *lower, uint64_t p
 	ch->base.ops = &tier_backend_chain;
 	ch->upper = upper;
 	ch->lower = lower;
+	ch->is_spill = is_spill;
 	pthread_mutex_init(&ch->fifo_lock, NULL);
 	pthread_mutex_init(&ch->wb_lock, NULL);
 	pthread_cond_init(&ch->wb_cond, NULL);
@@ -794,11 +890,13 @@ int chain_new(struct tier_backend *upper, struct tier_backend *lower, uint64_t p
 				       ch->nr_slots - sh->first :
 				       CHAIN_SHARD_SLOTS;
 	}
-	ch->wb_buf = mmap(NULL, (size_t)CHAIN_BATCH * PAGE_SIZE, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (ch->wb_buf == MAP_FAILED) {
-		ch->wb_buf = NULL;
-		goto destroy;
+	if (!is_spill) {
+		ch->wb_buf = mmap(NULL, (size_t)CHAIN_BATCH * PAGE_SIZE, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (ch->wb_buf == MAP_FAILED) {
+			ch->wb_buf = NULL;
+			goto destroy;
+		}
 	}
 	*out = &ch->base;
 	return 0;
@@ -808,27 +906,72 @@ destroy:
 	return ret;
 }
 
+int chain_new(struct tier_backend *upper, struct tier_backend *lower, uint64_t pool_max_bytes,
+	      struct tier_backend **out)
+{
+	return chain_init(upper, lower, pool_max_bytes, false, out);
+}
+
+int chain_new_spill(struct tier_backend *upper, struct tier_backend *lower,
+		    struct tier_backend **out)
+{
+	return chain_init(upper, lower, 0, true, out);
+}
+
+/*
+ * redis (cfg->lower) and the file it spills to (spill_path,
+ * spill_capacity_bytes), as a spill chain; or the one last tier cfg names.
+ */
+static int chain_create_last(const struct backend_config *cfg, struct tier_backend **out)
+{
+	const struct tier_backend_ops *last = cfg->lower ? cfg->lower : backend_find("file");
+	const struct tier_backend_ops *file = backend_find("file");
+	struct backend_config fcfg = *cfg;
+	struct tier_backend *upper, *lower;
+	int ret;
+
+	if (!last || last->is_sync || (cfg->spill_path && (!file || last == file)))
+		return -EINVAL;
+	ret = last->create(cfg, &upper);
+	if (ret)
+		return ret;
+	if (!cfg->spill_path) {
+		*out = upper;
+		return 0;
+	}
+	fcfg.path = cfg->spill_path;
+	fcfg.capacity_bytes = cfg->spill_capacity_bytes;
+	ret = file->create(&fcfg, &lower);
+	if (ret) {
+		upper->ops->destroy(upper);
+		return ret;
+	}
+	return chain_new_spill(upper, lower, out);
+}
+
 /*
  * cfg names the last tier (lower: the file when NULL, or redis; path,
- * capacity_bytes, sealing) and the RAM tier (upper, upper_capacity_bytes,
- * the codec); the RAM tier refuses what does not compress, which the last
+ * capacity_bytes, sealing, and spill_path for a file after redis) and the
+ * RAM tier (upper, upper_capacity_bytes, the codec; NULL: none, redis spills
+ * to the file); the RAM tier refuses what does not compress, which the next
  * tier takes raw.
  */
 static int chain_create(const struct backend_config *cfg, struct tier_backend **out)
 {
-	const struct tier_backend_ops *file = cfg->lower ? cfg->lower : backend_find("file");
 	struct backend_config ucfg = *cfg;
 	struct tier_backend *upper, *lower;
 	int ret;
 
-	if (!file || file->is_sync || !cfg->upper || !cfg->upper->is_sync)
+	if ((cfg->upper && !cfg->upper->is_sync) || (!cfg->upper && !cfg->spill_path))
 		return -EINVAL;
+	if (!cfg->upper)
+		return chain_create_last(cfg, out);
 	ucfg.capacity_bytes = cfg->upper_capacity_bytes;
 	ucfg.is_raw_refused = true;
 	ret = cfg->upper->create(&ucfg, &upper);
 	if (ret)
 		return ret;
-	ret = file->create(cfg, &lower);
+	ret = chain_create_last(cfg, &lower);
 	if (ret) {
 		upper->ops->destroy(upper);
 		return ret;
@@ -847,12 +990,15 @@ static int chain_check_path(const char *path, struct stat *st, char *why, size_t
 	return file->check_path(path, st, why, why_len);
 }
 
+/* redis's servers, in whichever tier redis is. */
 static unsigned int chain_get_nodes(struct tier_backend *b, struct backend_node_stats *out,
 				    unsigned int max)
 {
-	struct tier_backend *lower = *chain_tier(b, 1);
+	struct chain *ch = chain_of(b);
 
-	return lower->ops->get_nodes ? lower->ops->get_nodes(lower, out, max) : 0;
+	if (ch->upper->ops->get_nodes)
+		return ch->upper->ops->get_nodes(ch->upper, out, max);
+	return ch->lower->ops->get_nodes ? ch->lower->ops->get_nodes(ch->lower, out, max) : 0;
 }
 
 const struct tier_backend_ops tier_backend_chain = {

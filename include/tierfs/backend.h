@@ -35,6 +35,9 @@ struct backend_config {
 	uint64_t upper_capacity_bytes;	      /* its slots, of uncompressed data */
 	uint64_t pool_max_bytes;	      /* the RAM tier's bound at the start */
 	const struct tier_backend_ops *lower; /* a chain's last tier: file (NULL) or redis */
+	/* redis that spills (redis://...+file:PATH): the file for what it turns away */
+	const char *spill_path;
+	uint64_t spill_capacity_bytes;
 	/* redis (backend=redis://HOST:PORT[,...]): path is the seed list after redis:// */
 	const char *redis_auth_path;   /* "PASSWORD" or "USER PASSWORD", the daemon's alone */
 	unsigned int redis_timeout_ms; /* a request's bound, retries included; 0: 5000 */
@@ -67,21 +70,21 @@ struct backend_stats {
 	uint64_t nr_fallback_sparse;   /* file: no fallocate, a store may find no space */
 };
 
-/* One tier of a chain, first (RAM) to last (file). */
+/* One tier of a chain, first (RAM) to last (file): zpool, redis, file at most. */
 struct backend_tier_stats {
-	const char *name;	      /* "zpool", "ramdisk", "file" */
+	const char *name;	      /* "zpool", "ramdisk", "redis", "file" */
 	bool is_sync;		      /* its loads wait for no I/O */
 	struct backend_stats st;      /* the tier's own counters */
 	uint64_t pool_max_bytes;      /* RAM tier: the bound in force; 0 elsewhere */
-	uint64_t nr_writebacks;	      /* RAM tier: pages written back; file: received so */
+	uint64_t nr_writebacks;	      /* RAM tier: pages written back; the next: received so */
 	uint64_t nr_writeback_errors; /* RAM tier: pages whose writeback failed, kept */
-	uint64_t nr_rejects;	      /* RAM tier: pages it did not take, sent on */
+	uint64_t nr_rejects;	      /* all but the last: pages it did not take, sent on */
 	uint64_t nr_rejects_huge;     /* ...of them: incompressible (zram's huge pages) */
 	uint64_t nr_rejects_full;     /* ...of them: the tier was at its bound or full */
 	uint64_t nr_rejects_error;    /* ...of them: its store failed */
 };
 
-#define BACKEND_MAX_TIERS 2
+#define BACKEND_MAX_TIERS 3
 
 /* One server of a remote backend (redis): a cluster's node, or the one server. */
 struct backend_node_stats {
@@ -171,13 +174,20 @@ struct tier_backend {
  * zswap is in front of swap.  Not in backend_table: backend= names it by its
  * tiers.  chain_new() takes ownership of both tiers (destroyed with the chain,
  * or on failure) and runs the writeback thread; the tests give it wrapped ones.
+ *
+ * chain_new_spill() makes the other kind, with no bound and no writeback:
+ * the upper tier (redis) takes what it can and the lower (the file) what it
+ * refuses or fails to store.  A chain's lower tier may be one of those, which
+ * makes three: zpool+redis://...+file:PATH.
  */
 extern const struct tier_backend_ops tier_backend_chain;
 int chain_new(struct tier_backend *upper, struct tier_backend *lower, uint64_t pool_max_bytes,
 	      struct tier_backend **out);
+int chain_new_spill(struct tier_backend *upper, struct tier_backend *lower,
+		    struct tier_backend **out);
 
 /*
- * A chain's tier i (0 the RAM tier, 1 the file), for a test to wrap before
+ * A chain's tier i (0 the upper tier, 1 the lower), for a test to wrap before
  * the first store: the writeback thread starts with that store.
  */
 struct tier_backend **chain_tier(struct tier_backend *chain, unsigned int i);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Conformance of every compiled-in backend (zpool once per codec) and of the
- * chains of a RAM tier and the file or redis: round trips in batches, prefix
+ * chains of a RAM tier and the file or redis, and of redis spilling to the
+ * file with or without a RAM tier in front: round trips in batches, prefix
  * stores when full, stats, concurrent batches, and failed stores and loads
  * that lose and leak nothing.  redis runs against the servers named by
  * TIERFS_TEST_REDIS (HOST:PORT,...), which redis_env.sh starts.
@@ -26,11 +27,12 @@ struct config {
 	const struct tier_backend_ops *upper; /* a chain's RAM tier */
 	uint64_t pool_max_bytes;	      /* a chain's bound: writeback runs past it */
 	const struct tier_backend_ops *lower; /* a chain's last tier; NULL: the file */
+	bool is_spill;			      /* lower (redis) spills to the file */
 };
 
 static bool is_redis(const struct config *c)
 {
-	const struct tier_backend_ops *last = c->upper ? c->lower : c->ops;
+	const struct tier_backend_ops *last = c->lower ? c->lower : c->ops;
 
 	return last && !strcmp(last->name, "redis");
 }
@@ -80,9 +82,13 @@ static char *alloc_pages(unsigned int nr)
 static int open_backend(const struct config *c, uint64_t nr_pages, struct tier_backend **out)
 {
 	char path[] = "/var/tmp/tierfs-test-swap.XXXXXX";
-	/* A chain's file has nr_pages slots, and its RAM tier as many. */
+	char spill[] = "/var/tmp/tierfs-test-spill.XXXXXX";
+	/*
+	 * A chain's last tier has nr_pages slots, and its RAM tier as many;
+	 * redis spilling to a file has half and the file the rest.
+	 */
 	struct backend_config cfg = {
-		.capacity_bytes = nr_pages * PAGE_SIZE,
+		.capacity_bytes = (c->is_spill ? nr_pages / 2 : nr_pages) * PAGE_SIZE,
 		.codec = c->codec,
 		.codec_level = c->codec ? c->codec->default_level : 0,
 		.path = is_redis(c) ? getenv("TIERFS_TEST_REDIS") : path,
@@ -92,13 +98,18 @@ static int open_backend(const struct config *c, uint64_t nr_pages, struct tier_b
 		.lower = c->lower,
 		.redis_timeout_ms = 10000,
 		.redis_ttl_s = 60,
+		.spill_path = c->is_spill ? spill : NULL,
+		.spill_capacity_bytes = (nr_pages - nr_pages / 2) * PAGE_SIZE,
 	};
-	int fd = mkstemp(path);
 
-	/* A fresh name the backend creates itself. */
-	if (fd >= 0) {
-		close(fd);
-		unlink(path);
+	/* Fresh names the backend creates itself. */
+	for (char *p = path; p; p = p == path ? spill : NULL) {
+		int fd = mkstemp(p);
+
+		if (fd >= 0) {
+			close(fd);
+			unlink(p);
+		}
 	}
 	return c->ops->create(&cfg, out);
 }
@@ -119,9 +130,9 @@ static void test_round_trip(const struct config *c, unsigned int batch)
 	uint64_t slots[NR_PAGES];
 	unsigned int nr = NR_PAGES / 2;
 
-	check_set_context("%s%s%s%s%s batch %u", c->upper ? c->upper->name : "",
-			  c->upper ? "+" : "", c->ops->name, c->codec ? ":" : "",
-			  c->codec ? c->codec->name : "", batch);
+	check_set_context("%s%s%s%s%s%s batch %u", c->upper ? c->upper->name : "",
+			  c->upper ? "+" : "", c->ops->name, c->is_spill ? "(redis+file)" : "",
+			  c->codec ? ":" : "", c->codec ? c->codec->name : "", batch);
 	CHECK_EQ(0, open_backend(c, NR_PAGES, &b));
 	for (unsigned int i = 0; i < nr; i++) {
 		make_page(i, src + (size_t)i * PAGE_SIZE);
@@ -348,7 +359,7 @@ static void test_concurrent(const struct config *c)
 			for (unsigned int k = 0; k < nr; k++)
 				held += (unsigned int)t[k].st.stored_pages;
 		}
-		CHECK_EQ(2u, nr);
+		CHECK_EQ(c->upper && c->is_spill ? 3u : 2u, nr);
 		CHECK_EQ(0u, held);
 	}
 	b->ops->destroy(b);
@@ -375,9 +386,9 @@ int main(void)
 				continue;
 			}
 			for (const struct codec *const *k = codec_table; *k; k++)
-				test_config(&(struct config){ *b, *k, NULL, 0, NULL });
+				test_config(&(struct config){ *b, *k, NULL, 0, NULL, false });
 		} else {
-			test_config(&(struct config){ *b, NULL, NULL, 0, NULL });
+			test_config(&(struct config){ *b, NULL, NULL, 0, NULL, false });
 		}
 	}
 	/* Chains, with a bound the tests do not reach but the concurrent one. */
@@ -386,9 +397,18 @@ int main(void)
 			continue;
 		for (const struct codec *const *k = codec_table; *k; k++)
 			test_config(&(struct config){ &tier_backend_chain, *k,
-						      backend_find("zpool"), 1ULL << 30, *b });
+						      backend_find("zpool"), 1ULL << 30, *b,
+						      false });
 		test_config(&(struct config){ &tier_backend_chain, codec_table[0],
-					      backend_find("ramdisk"), 1ULL << 30, *b });
+					      backend_find("ramdisk"), 1ULL << 30, *b, false });
+	}
+	/* redis spilling to the file, alone and as a RAM tier's next tier. */
+	if (backend_find("redis") && backend_find("file") && getenv("TIERFS_TEST_REDIS")) {
+		test_config(&(struct config){ &tier_backend_chain, codec_table[0], NULL, 0,
+					      backend_find("redis"), true });
+		test_config(&(struct config){ &tier_backend_chain, codec_table[0],
+					      backend_find("zpool"), 1ULL << 30,
+					      backend_find("redis"), true });
 	}
 	CHECK(backend_find("zpool") != NULL);
 	CHECK(backend_find("nonesuch") == NULL);

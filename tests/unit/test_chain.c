@@ -5,7 +5,10 @@
  * incompressible pages go straight to the file, a failed writeback keeps the
  * entry in the RAM tier, a page freed during its writeback leaks nothing, a
  * failing RAM tier sends pages on or fails one load, and a full file with
- * the RAM tier at its bound is ENOSPC with nothing lost.
+ * the RAM tier at its bound is ENOSPC with nothing lost.  A spill chain (a
+ * far tier, redis in a mount, then the file) sends on what the far tier
+ * refuses or fails and loads each tier's pages in one call; with a RAM tier
+ * in front, three tiers, writeback fills the far tier and then the file.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,7 +25,7 @@
 
 struct rig {
 	struct tier_backend *chain;
-	struct faulty_backend *ram, *file; /* wrappers around the two tiers */
+	struct faulty_backend *ram, *far, *file; /* wrappers around the tiers */
 };
 
 static uint64_t rng_next(uint64_t *s)
@@ -67,41 +70,70 @@ static char *pages_new(unsigned int nr, void **ptr)
 	return p;
 }
 
-static bool rig_open(const char *upper_name, uint64_t file_pages, uint64_t pool_max, struct rig *r)
+/* Backend name with nr_pages slots, wrapped; a RAM tier in a chain refuses raw pages. */
+static struct faulty_backend *tier_new(const char *name, uint64_t nr_pages, bool is_raw_refused,
+				       bool is_sync)
 {
 	char path[] = "/var/tmp/tierfs-test-chain.XXXXXX";
 	struct backend_config cfg = {
-		.capacity_bytes = NR * PAGE_SIZE,
+		.capacity_bytes = nr_pages * PAGE_SIZE,
 		.codec = codec_table[0],
 		.codec_level = codec_table[0]->default_level,
-		.is_raw_refused = true,
+		.is_raw_refused = is_raw_refused,
 		.path = path,
 		.is_plaintext = false,
 	};
-	struct tier_backend *upper, *lower;
+	struct tier_backend *b;
+	struct faulty_backend *f;
 	int fd = mkstemp(path);
 
 	if (fd >= 0) {
 		close(fd);
 		unlink(path);
 	}
-	if (!CHECK_EQ(0, backend_find(upper_name)->create(&cfg, &upper)))
-		return false;
-	cfg.capacity_bytes = file_pages * PAGE_SIZE;
-	if (!CHECK_EQ(0, backend_find("file")->create(&cfg, &lower))) {
-		upper->ops->destroy(upper);
-		return false;
-	}
-	if (!CHECK_EQ(0, faulty_new(upper, true, &r->ram)) ||
-	    !CHECK_EQ(0, faulty_new(lower, false, &r->file)))
+	if (!CHECK_EQ(0, backend_find(name)->create(&cfg, &b)))
 		abort();
+	if (!CHECK_EQ(0, faulty_new(b, is_sync, &f)))
+		abort();
+	return f;
+}
+
+static bool rig_open(const char *upper_name, uint64_t file_pages, uint64_t pool_max, struct rig *r)
+{
+	r->ram = tier_new(upper_name, NR, true, true);
+	r->far = NULL;
+	r->file = tier_new("file", file_pages, false, false);
 	return CHECK_EQ(0,
 			chain_new(faulty_base(r->ram), faulty_base(r->file), pool_max, &r->chain));
 }
 
+/*
+ * A far tier of far_pages (a ramdisk that says it waits for I/O, as redis
+ * does) spilling to a file of file_pages; with a zpool in front when
+ * pool_max is not 0.
+ */
+static bool rig_open_spill(uint64_t far_pages, uint64_t file_pages, uint64_t pool_max,
+			   struct rig *r)
+{
+	struct tier_backend *spill;
+
+	r->ram = NULL;
+	r->far = tier_new("ramdisk", far_pages, false, false);
+	r->file = tier_new("file", file_pages, false, false);
+	if (!CHECK_EQ(0, chain_new_spill(faulty_base(r->far), faulty_base(r->file), &spill)))
+		return false;
+	if (!pool_max) {
+		r->chain = spill;
+		return true;
+	}
+	r->ram = tier_new("zpool", NR, true, true);
+	return CHECK_EQ(0, chain_new(faulty_base(r->ram), spill, pool_max, &r->chain));
+}
+
 static void tiers_of(struct rig *r, struct backend_tier_stats *t)
 {
-	CHECK_EQ(2u, r->chain->ops->get_tiers(r->chain, t, BACKEND_MAX_TIERS));
+	CHECK_EQ(r->ram && r->far ? 3u : 2u,
+		 r->chain->ops->get_tiers(r->chain, t, BACKEND_MAX_TIERS));
 }
 
 /* Poll until the RAM tier holds at most max_stored pages (or 5 s pass). */
@@ -137,6 +169,8 @@ static void check_empty(struct rig *r)
 	tiers_of(r, t);
 	CHECK_EQ((uint64_t)0, t[0].st.stored_pages);
 	CHECK_EQ((uint64_t)0, t[1].st.stored_pages);
+	if (r->ram && r->far)
+		CHECK_EQ((uint64_t)0, t[2].st.stored_pages);
 }
 
 /* Free the slots, check that both tiers are empty, and destroy the chain. */
@@ -383,6 +417,110 @@ out:
 	check_clear_context();
 }
 
+/*
+ * A spill chain: the far tier takes what fits, the file the rest; a load
+ * takes each tier's pages in one call.  Once the far tier has turned a store
+ * away, full or failing, stores go straight to the file for a second, then
+ * two, and the far tier takes them again after that.
+ */
+static void test_spill(void)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+	void *ptr[112];
+	char *src = pages_new(112, ptr);
+	uint64_t slots[112];
+	struct rig r;
+
+	check_set_context("far+file spill");
+	if (!rig_open_spill(48, NR, 0, &r))
+		goto out;
+	for (unsigned int i = 0; i < 112; i++)
+		make_page(i, i % 2, ptr[i]);
+	CHECK_EQ(64, r.chain->ops->store(r.chain, ptr, 64, slots));
+	tiers_of(&r, t);
+	CHECK_EQ((uint64_t)48, t[0].st.stored_pages);
+	CHECK_EQ((uint64_t)16, t[1].st.stored_pages);
+	CHECK_EQ((uint64_t)16, t[0].nr_rejects_full);
+	CHECK_EQ((uint64_t)0, t[0].pool_max_bytes);
+	CHECK(!r.chain->ops->is_slot_sync(r.chain, slots[0]));
+	/* Mixed tiers in one load: one call to each, of all its pages. */
+	check_loads(&r, slots, src, 64);
+	CHECK_EQ(1u, faulty_nr_calls(r.far, FAULTY_LOAD));
+	CHECK_EQ(48u, faulty_nr_last(r.far, FAULTY_LOAD));
+	CHECK_EQ(1u, faulty_nr_calls(r.file, FAULTY_LOAD));
+	CHECK_EQ(16u, faulty_nr_last(r.file, FAULTY_LOAD));
+	/* Room again, but within the hold the far tier is not asked. */
+	r.chain->ops->free(r.chain, slots, 16);
+	CHECK_EQ(16, r.chain->ops->store(r.chain, ptr, 16, slots));
+	CHECK_EQ(1u, faulty_nr_calls(r.far, FAULTY_STORE));
+	tiers_of(&r, t);
+	CHECK_EQ((uint64_t)32, t[0].nr_rejects_full);
+	/* After it, asked again; it fails: the file takes them, and the next store too. */
+	usleep(1100 * 1000);
+	CHECK_EQ(0, faulty_fail(r.far, FAULTY_STORE, 1, -EIO, false));
+	CHECK_EQ(16, r.chain->ops->store(r.chain, ptr + 64, 16, slots + 64));
+	CHECK_EQ(16, r.chain->ops->store(r.chain, ptr + 80, 16, slots + 80));
+	CHECK_EQ(2u, faulty_nr_calls(r.far, FAULTY_STORE));
+	tiers_of(&r, t);
+	CHECK_EQ((uint64_t)32, t[0].nr_rejects_error);
+	CHECK_EQ((uint64_t)32, t[0].st.stored_pages);
+	CHECK_EQ((uint64_t)64, t[1].st.stored_pages);
+	/* That hold was two seconds; then the far tier takes stores again. */
+	usleep(1100 * 1000);
+	CHECK_EQ(16, r.chain->ops->store(r.chain, ptr + 96, 16, slots + 96));
+	CHECK_EQ(2u, faulty_nr_calls(r.far, FAULTY_STORE));
+	usleep(1000 * 1000);
+	r.chain->ops->free(r.chain, slots + 96, 16);
+	CHECK_EQ(16, r.chain->ops->store(r.chain, ptr + 96, 16, slots + 96));
+	CHECK_EQ(3u, faulty_nr_calls(r.far, FAULTY_STORE));
+	tiers_of(&r, t);
+	CHECK_EQ((uint64_t)48, t[0].st.stored_pages);
+	CHECK_EQ((uint64_t)64, t[1].st.stored_pages);
+	/* A far tier that fails a load: that load's EIO, the next one whole. */
+	CHECK_EQ(0, faulty_fail(r.far, FAULTY_LOAD, 1, -EIO, false));
+	CHECK_EQ(-EIO, r.chain->ops->load(r.chain, slots + 96, ptr, 16));
+	check_loads(&r, slots, src, 112);
+	rig_close(&r, slots, 112);
+out:
+	free(src);
+	check_clear_context();
+}
+
+/* Three tiers: writeback from the RAM tier fills the far tier, then the file. */
+static void test_three(void)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+	static void *ptr[NR];
+	static uint64_t slots[NR];
+	char *src = pages_new(NR, ptr);
+	struct rig r;
+
+	check_set_context("zpool+far+file");
+	if (!rig_open_spill(NR / 4, NR, 1ULL << 30, &r))
+		goto out;
+	rig_fill(&r, ptr, slots, NR);
+	tiers_of(&r, t);
+	CHECK_EQ((uint64_t)NR, t[0].st.stored_pages);
+	rig_shrink(&r, 4);
+	CHECK(wait_ram_stored(&r, NR / 4));
+	usleep(100000);
+	tiers_of(&r, t);
+	CHECK_EQ((uint64_t)NR, t[0].st.stored_pages + t[1].st.stored_pages + t[2].st.stored_pages);
+	CHECK_EQ(t[0].nr_writebacks, t[1].nr_writebacks);
+	CHECK_EQ(t[0].nr_writebacks, t[1].st.stored_pages + t[2].st.stored_pages);
+	CHECK_EQ((uint64_t)0, t[0].nr_writeback_errors);
+	CHECK_EQ((uint64_t)NR / 4, t[1].st.stored_pages);
+	CHECK_EQ(t[1].nr_rejects_full, t[2].st.stored_pages);
+	CHECK(t[2].st.stored_pages > 0);
+	CHECK(!r.chain->ops->is_slot_sync(r.chain, slots[0]));
+	CHECK(r.chain->ops->is_slot_sync(r.chain, slots[NR - 1]));
+	check_loads(&r, slots, src, NR);
+	rig_close(&r, slots, NR);
+out:
+	free(src);
+	check_clear_context();
+}
+
 int main(void)
 {
 	if (!backend_find("file")) {
@@ -396,5 +534,7 @@ int main(void)
 	test_free_during_writeback();
 	test_ram_faults();
 	test_full();
+	test_spill();
+	test_three();
 	return check_done("chain");
 }
