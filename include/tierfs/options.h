@@ -43,6 +43,7 @@ struct tierfs_options {
 	const struct tier_backend_ops *upper;	/* a chain's RAM tier: backend=zpool+file:PATH */
 	const struct tier_backend_ops *lower;	/* file or redis, alone or a chain's last tier */
 	char swap_path[PATH_MAX];      /* what follows lower's "NAME:": PATH, //HOST:PORT */
+	char spill_path[PATH_MAX];     /* redis://...+file:PATH: the file after redis, or "" */
 	unsigned int redis_timeout_ms; /* redis_timeout=; 0: the backend's default */
 	unsigned int redis_ttl_s;      /* redis_ttl=; 0: keys never expire */
 	unsigned int redis_wait;       /* redis_wait=: replicas a store waits for */
@@ -94,9 +95,12 @@ int options_parse_pool_max(const char *s, uint64_t *bytes, unsigned int *pct, bo
 
 /*
  * backend= as the user names it, into buf: "zpool", "file", "zpool+file",
- * "none".
+ * "zpool+redis+file", "none".
  */
 const char *options_backend_name(const struct tierfs_options *o, char *buf, size_t size);
+
+/* backend= whole, with its path or seeds: "zpool+redis://HOST:PORT+file:PATH". */
+const char *options_backend_spec(const struct tierfs_options *o, char *buf, size_t size);
 
 /* The smallest mem=, a tenant's too: one page (memlimit='s is BUDGET_MIN_LIMIT). */
 #define OPTIONS_MIN_MEM 4096ULL

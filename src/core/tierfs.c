@@ -46,20 +46,23 @@ static uint64_t mem_available(void)
  * the filesystem that holds it (a default is cut to fit, with a warning).
  * Returns bytes, or -errno with a message naming the option and the path.
  */
-static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t mem_bytes, char *err,
-				  size_t err_len)
+static int64_t swap_file_capacity(const struct tierfs_options *opts, const char *path,
+				  uint64_t mem_bytes, char *err, size_t err_len)
 {
-	char dir[PATH_MAX], name[32];
+	const struct tier_backend_ops *file = backend_find("file");
+	char dir[PATH_MAX], spec[2 * PATH_MAX + 32];
 	struct statvfs sv;
 	struct stat st;
 	uint64_t want = opts->swapsize, avail;
 	char why[PATH_MAX + 64];
 
-	snprintf(dir, sizeof(dir), "%s", opts->swap_path);
-	options_backend_name(opts, name, sizeof(name));
+	snprintf(dir, sizeof(dir), "%s", path);
+	options_backend_spec(opts, spec, sizeof(spec));
 	/* Before anything is taken from what is there: others may have made it. */
-	if (opts->backend->check_path(opts->swap_path, &st, why, sizeof(why)))
-		return fail("backend=%s:%s: %s", name, opts->swap_path, why);
+	if (!file)
+		return fail("backend=%s: the file backend is not built in", spec);
+	if (file->check_path(path, &st, why, sizeof(why)))
+		return fail("backend=%s: %s", spec, why);
 	if (!want && S_ISREG(st.st_mode))
 		want = (uint64_t)st.st_size;
 	if (!S_ISDIR(st.st_mode)) {
@@ -68,8 +71,7 @@ static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t me
 		memmove(dir, parent, strlen(parent) + 1);
 	}
 	if (statvfs(dir, &sv))
-		return fail("backend=%s:%s: directory %s: %s", name, opts->swap_path, dir,
-			    strerror(errno));
+		return fail("backend=%s: directory %s: %s", spec, dir, strerror(errno));
 	if (!want)
 		want = opts->size > mem_bytes ? opts->size - mem_bytes : 2 * mem_bytes;
 	want = (want + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
@@ -83,8 +85,8 @@ static int64_t swap_file_capacity(const struct tierfs_options *opts, uint64_t me
 	/* A default: take what is free, less a sixteenth for everyone else. */
 	want = (avail - avail / 16) & ~(uint64_t)(PAGE_SIZE - 1);
 	if (want < (1ULL << 20))
-		return fail("backend=%s:%s: %llu MiB free on %s, too little for a swap file", name,
-			    opts->swap_path, (unsigned long long)(avail >> 20), dir);
+		return fail("backend=%s: %llu MiB free on %s, too little for a swap file", spec,
+			    (unsigned long long)(avail >> 20), dir);
 	return (int64_t)want;
 }
 
@@ -107,7 +109,7 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 	};
 	struct tier_backend *backend;
 	uint64_t mem = opts->mem;
-	char name[32];
+	char spec[2 * PATH_MAX + 32];
 	int ret;
 
 	/* With neither mem=, memlimit= nor a cgroup limit: half of what is free now. */
@@ -125,26 +127,39 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 		cfg.upper_capacity_bytes = opts->size ? opts->size : ram;
 		cfg.pool_max_bytes = budget_pool_max(ds);
 	}
-	if (is_file) {
-		int64_t cap = swap_file_capacity(
-			opts, atomic_load(&ds->budget.mem_pages) << PAGE_SHIFT, err, err_len);
+	if (is_file || opts->spill_path[0]) {
+		int64_t cap = swap_file_capacity(opts, is_file ? opts->swap_path : opts->spill_path,
+						 atomic_load(&ds->budget.mem_pages) << PAGE_SHIFT,
+						 err, err_len);
 
 		if (cap < 0)
 			return (int)cap;
-		cfg.capacity_bytes = (uint64_t)cap;
+		if (is_file) {
+			cfg.capacity_bytes = (uint64_t)cap;
+		} else {
+			/* redis then the file: swapsize= is the file's, redis has slots for size=. */
+			cfg.capacity_bytes = opts->size ? opts->size : ram;
+			cfg.spill_path = opts->spill_path;
+			cfg.spill_capacity_bytes = (uint64_t)cap;
+		}
 	}
 	ret = opts->backend->create(&cfg, &backend);
 	if (ret) {
+		options_backend_spec(opts, spec, sizeof(spec));
+		if (is_redis && opts->spill_path[0])
+			return fail("backend=%s: cannot set up redis (see the log) or create the "
+				    "swap file %s (%llu MiB): %s",
+				    spec, opts->spill_path,
+				    (unsigned long long)(cfg.spill_capacity_bytes >> 20),
+				    strerror(-ret));
 		if (is_redis)
-			return fail("backend=%s:%s: %s",
-				    options_backend_name(opts, name, sizeof(name)), opts->swap_path,
+			return fail("backend=%s: %s", spec,
 				    ret == -EPERM || ret == -EINVAL || ret == -ENOENT ?
 					    "bad redis_auth= file or seed list (see the log)" :
 				    ret == -EIO ? "no server answered" :
 						  strerror(-ret));
 		if (is_file)
-			return fail("backend=%s:%s: cannot create the swap file (%llu MiB): %s",
-				    options_backend_name(opts, name, sizeof(name)), opts->swap_path,
+			return fail("backend=%s: cannot create the swap file (%llu MiB): %s", spec,
 				    (unsigned long long)(cfg.capacity_bytes >> 20), strerror(-ret));
 		return fail("backend=%s: cannot set up %llu MiB of slots: %s", opts->backend->name,
 			    (unsigned long long)(cfg.capacity_bytes >> 20), strerror(-ret));

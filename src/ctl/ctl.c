@@ -162,7 +162,7 @@ static int handle_set(struct tierfs *fs, const char *verb, const char *args, cha
 			if (!fs->opts.upper) {
 				snprintf(buf, size,
 					 "error: %s: pool_max= bounds a chain's RAM tier, and "
-					 "backend=%s is no chain\n",
+					 "backend=%s has no RAM tier\n",
 					 verb, options_backend_name(&fs->opts, msg, sizeof(msg)));
 				return -EINVAL;
 			}

@@ -160,8 +160,9 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	ITEM("pool", "alloc_failures", ps.nr_alloc_failures, UNIT_COUNT);
 	if (ds->backend) {
 		static _Thread_local char name[32], groups[BACKEND_MAX_TIERS][32];
-		/* A chain compresses when its RAM tier does. */
+		/* A chain compresses when its first tier does (zpool, or redis before a file). */
 		const struct tier_backend_ops *ram = fs->opts.upper ? fs->opts.upper :
+						     fs->opts.lower ? fs->opts.lower :
 								      fs->opts.backend;
 		struct backend_tier_stats tiers[BACKEND_MAX_TIERS];
 		/* Static: the items point into them. */
@@ -229,12 +230,15 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 								   READAHEAD_AUTO ?
 						   READAHEAD_DIRECT :
 						   readahead_effective(&ds->ra, ds->backend)));
-			if (t + 1 < nr_tiers) {
+			/* The RAM tier's bound and writeback; what a tier with a next one sent on. */
+			if (ts->is_sync && t + 1 < nr_tiers) {
 				ITEM(g, "pool_max_bytes", ts->pool_max_bytes, UNIT_BYTES);
+				ITEM(g, "writeback_errors", ts->nr_writeback_errors, UNIT_COUNT);
+			}
+			if (t + 1 < nr_tiers) {
 				ITEM(g, "rejects_huge", ts->nr_rejects_huge, UNIT_COUNT);
 				ITEM(g, "rejects_full", ts->nr_rejects_full, UNIT_COUNT);
 				ITEM(g, "rejects_error", ts->nr_rejects_error, UNIT_COUNT);
-				ITEM(g, "writeback_errors", ts->nr_writeback_errors, UNIT_COUNT);
 				ITEM(g, "compression_ratio",
 				     ts->st.pool_bytes ?
 					     ts->st.stored_bytes * 1000 / ts->st.pool_bytes :

@@ -300,18 +300,17 @@ static void log_mounted(struct tierfs *fs, const char *mnt)
 {
 	struct data_space *ds = &fs->data;
 	uint64_t nr_free = budget_nr_free_pages(ds);
-	char free_text[32] = "no bound on what", name[32];
+	char free_text[32] = "no bound on what", spec[2 * PATH_MAX + 32];
 
 	if (nr_free != UINT64_MAX)
 		snprintf(free_text, sizeof(free_text), "%llu MiB",
 			 (unsigned long long)(nr_free >> 8));
 	log_msg(LOG_INFO,
-		"mounted %s: size=%llu MiB nr_inodes=%llu backend=%s%s%s, resident budget "
+		"mounted %s: size=%llu MiB nr_inodes=%llu backend=%s, resident budget "
 		"%llu MiB, memory limit %llu MiB, %s can be written",
 		mnt, (unsigned long long)(fs->opts.size >> 20),
 		(unsigned long long)fs->opts.nr_inodes,
-		options_backend_name(&fs->opts, name, sizeof(name)),
-		fs->opts.swap_path[0] ? ":" : "", fs->opts.swap_path,
+		options_backend_spec(&fs->opts, spec, sizeof(spec)),
 		(unsigned long long)(atomic_load(&ds->budget.mem_pages) >> 8),
 		(unsigned long long)(budget_limit(ds) >> 20), free_text);
 }

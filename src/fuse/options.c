@@ -46,7 +46,8 @@ const char options_usage[] =
 	"                 backend's pool, page stock and descriptors; at least 32m (none)\n"
 	"  -o backend=zpool|ramdisk|file:PATH|redis://HOST:PORT[,...]|none  where\n"
 	"                 evicted pages go (zpool); zpool+file:PATH, zpool+redis://...\n"
-	"                 (or ramdisk+...): a RAM tier written back to the last as it fills\n"
+	"                 (or ramdisk+...): a RAM tier written back to the last as it fills;\n"
+	"                 redis://...+file:PATH: the file takes what redis turns away\n"
 	"  -o redis_timeout=MS  a redis request's bound, retries included (5000)\n"
 	"  -o redis_ttl=SECONDS  the mount's redis keys' time to live, re-armed while\n"
 	"                 it runs, so a dead mount's keys expire; 0: never (600)\n"
@@ -292,10 +293,20 @@ const char *options_backend_name(const struct tierfs_options *o, char *buf, size
 {
 	if (!o->backend)
 		snprintf(buf, size, "none");
-	else if (o->upper)
-		snprintf(buf, size, "%s+%s", o->upper->name, o->lower->name);
+	else if (o->upper || o->spill_path[0])
+		snprintf(buf, size, "%s%s%s%s", o->upper ? o->upper->name : "", o->upper ? "+" : "",
+			 o->lower->name, o->spill_path[0] ? "+file" : "");
 	else
 		snprintf(buf, size, "%s", o->backend->name);
+	return buf;
+}
+
+const char *options_backend_spec(const struct tierfs_options *o, char *buf, size_t size)
+{
+	if (!o->lower)
+		return options_backend_name(o, buf, size);
+	snprintf(buf, size, "%s%s%s:%s%s%s", o->upper ? o->upper->name : "", o->upper ? "+" : "",
+		 o->lower->name, o->swap_path, o->spill_path[0] ? "+file:" : "", o->spill_path);
 	return buf;
 }
 
@@ -393,44 +404,69 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			return fail("invalid swapsize= value '%s': want %s", val,
 				    OPTIONS_SIZE_FORM);
 	} else if (!strcmp(opt, "backend") && val) {
-		const char *plus = strchr(val, '+'), *file = plus ? plus + 1 : val;
-		const char *why = backend_why_left_out(val);
-		bool is_redis = !strncmp(file, "redis:", 6);
-		char values[160];
+		/*
+		 * [RAM+]NAME[:ARG][+file:PATH]: a RAM tier's name has no ':', a
+		 * seed list no '+', and the file's path, last, may hold either.
+		 */
+		const char *plus = strchr(val, '+'), *last = val, *spill = NULL;
+		const char *why = NULL;
+		bool is_redis;
+		size_t len;
+		char values[160], upper[16];
 
+		if (plus && memchr(val, ':', (size_t)(plus - val)))
+			plus = NULL;
+		if (plus)
+			last = plus + 1;
+		is_redis = !strncmp(last, "redis:", 6);
+		if (is_redis && strchr(last, '+')) {
+			spill = strchr(last, '+') + 1;
+			why = backend_why_left_out(spill);
+		}
+		if (!why)
+			why = backend_why_left_out(last);
 		if (!why && plus)
-			why = backend_why_left_out(file);
+			why = backend_why_left_out(val);
 		if (why)
-			return fail("backend=%.*s: not built in (%s)",
-				    (int)strcspn(val, plus ? "+" : ":"), val, why);
+			return fail("backend=%.*s: not built in (%s)", (int)strcspn(val, ":+"), val,
+				    why);
 		o->upper = o->lower = NULL;
+		o->spill_path[0] = '\0';
 		if (plus) {
-			char upper[16];
-
 			snprintf(upper, sizeof(upper), "%.*s", (int)(plus - val), val);
 			o->upper = backend_find(upper);
 			if (!o->upper || !o->upper->is_sync ||
-			    (strncmp(file, "file:", 5) && !is_redis))
+			    (strncmp(last, "file:", 5) && !is_redis))
 				return fail(
 					"invalid backend= value '%s': a chain is zpool+file:PATH, "
-					"zpool+redis://HOST:PORT or the same with ramdisk",
+					"zpool+redis://HOST:PORT, zpool+redis://HOST:PORT+file:PATH "
+					"or the same with ramdisk",
 					val);
 		}
 		if (is_redis) {
 			/* swap_path holds what follows "redis:", "//HOST:PORT,...". */
-			if (strncmp(file + 6, "//", 2) || !file[8] ||
-			    strlen(file + 6) >= sizeof(o->swap_path))
+			len = spill ? (size_t)(spill - 1 - (last + 6)) : strlen(last + 6);
+			if (strncmp(last + 6, "//", 2) || len <= 2 || len >= sizeof(o->swap_path))
 				return fail("invalid backend= value '%s': want %sredis://HOST:PORT"
-					    "[,HOST:PORT...]",
+					    "[,HOST:PORT...][+file:PATH]",
 					    val, plus ? "zpool+" : "");
-			strcpy(o->swap_path, file + 6);
+			if (spill && (strncmp(spill, "file:", 5) || !spill[5] ||
+				      strlen(spill + 5) >= sizeof(o->spill_path)))
+				return fail("invalid backend= value '%s': after redis://HOST:PORT "
+					    "comes +file:PATH, the swap file for what redis turns "
+					    "away",
+					    val);
+			memcpy(o->swap_path, last + 6, len);
+			o->swap_path[len] = '\0';
+			if (spill)
+				strcpy(o->spill_path, spill + 5);
 			o->lower = backend_find("redis");
-			o->backend = plus ? &tier_backend_chain : o->lower;
-		} else if (!strncmp(file, "file:", 5)) {
-			if (!file[5] || strlen(file + 5) >= sizeof(o->swap_path))
+			o->backend = plus || spill ? &tier_backend_chain : o->lower;
+		} else if (!strncmp(last, "file:", 5)) {
+			if (!last[5] || strlen(last + 5) >= sizeof(o->swap_path))
 				return fail("invalid backend= value '%s': want %sfile:PATH", val,
 					    plus ? "zpool+" : "");
-			strcpy(o->swap_path, file + 5);
+			strcpy(o->swap_path, last + 5);
 			o->lower = backend_find("file");
 			o->backend = plus ? &tier_backend_chain : o->lower;
 		} else if (!strcmp(val, "none")) {
@@ -579,7 +615,8 @@ static const char *fixed_change(const struct tierfs_options *a, const struct tie
 		return "cache=";
 	if (a->transport != b->transport)
 		return "transport=";
-	if (a->backend != b->backend || a->upper != b->upper || strcmp(a->swap_path, b->swap_path))
+	if (a->backend != b->backend || a->upper != b->upper ||
+	    strcmp(a->swap_path, b->swap_path) || strcmp(a->spill_path, b->spill_path))
 		return "backend=";
 	if (a->redis_timeout_ms != b->redis_timeout_ms)
 		return "redis_timeout=";

@@ -216,8 +216,9 @@ static uint64_t pool_reserve_locked(struct data_space *ds)
 	struct backend_tier_stats t[BACKEND_MAX_TIERS];
 	uint64_t max = pool_max_locked(ds);
 
+	/* redis spilling to the file (redis://...+file:PATH) has no RAM tier. */
 	if (!ds->backend || !ds->backend->ops->get_tiers ||
-	    !ds->backend->ops->get_tiers(ds->backend, t, BACKEND_MAX_TIERS))
+	    !ds->backend->ops->get_tiers(ds->backend, t, BACKEND_MAX_TIERS) || !t[0].is_sync)
 		return 0;
 	return max > t[0].st.pool_bytes ? max - t[0].st.pool_bytes : 0;
 }

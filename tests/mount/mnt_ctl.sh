@@ -317,8 +317,8 @@ check_set() {
 	expect_in "$name: set cgroup=x: why" "want a cgroup's path" "$out"
 
 	out=$("$tierctl" set "$mnt" pool_max=1M 2>&1)
-	expect "$name: set pool_max=1M on a mount that is no chain: exit 1" 1 $?
-	expect_in "$name: set pool_max=: the message says why" "is no chain" "$out"
+	expect "$name: set pool_max=1M on a mount with no RAM tier in a chain: exit 1" 1 $?
+	expect_in "$name: set pool_max=: the message says why" "has no RAM tier" "$out"
 	expect "$name: a refused set changes no budget" $((64 * MIB)) "$(stat_of mem_budget_bytes)"
 	json=$("$tierctl" stats "$mnt" --json)
 	expect_in "$name: a refused set changes no policy" '"policy_set":"direct"' "$json"

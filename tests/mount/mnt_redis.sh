@@ -9,6 +9,8 @@
 # stopped server is EIO for the pages it had and for nothing else, the mount
 # up and the errors counted; credentials from a file only root can read,
 # refused from a file others can, and the data out of reach of user nobody.
+# Three tiers, zpool+redis+file: what the server refuses (full) or fails
+# (stopped) goes to the swap file, byte-exact, and a drain empties both.
 # A cluster of 3 masters with 2 replicas each found from one seed: keys routed
 # with no redirect, a master killed mid-run with redis_wait=1 and its
 # replica taking over, every byte back.
@@ -193,6 +195,51 @@ if "$tierfs" -o "mem=32m,backend=redis://$seed,redis_timeout=300" "$mnt"; then
 	expect_gt "$label: load errors counted" 0 "$(json_of 's["backend"]["load_errors"]')"
 	expect_eq "$label: the node" down "$(json_of 's["backend"]["nodes"][0]["state"]')"
 	fusermount3 -u "$mnt"
+fi
+
+# Three tiers: the swap file takes what the server turns away, full or
+# stopped; a drain empties redis and the file; nothing is lost.
+label="three tiers"
+redis_start "$port" --maxmemory 32mb --maxmemory-policy noeviction || exit 1
+if "$tierfs" -o "mem=32m,pool_max=8m,size=2g,redis_timeout=300,backend=zpool+redis://$seed+file:$work/swap" "$mnt"; then
+	for i in 1 2 3 4 5 6; do cp "$src" "$mnt/f$i"; done
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	expect_eq "$label: backend.name" zpool+redis+file "$(json_of 's["backend"]["name"]')"
+	expect_eq "$label: the tiers" "zpool redis file" \
+		"$(json_of '" ".join(t["name"] for t in s["backend"]["tiers"])')"
+	expect_gt "$label: pages in redis" 1000 "$(json_of 's["backend"]["tiers"][1]["stored_pages"]')"
+	expect_gt "$label: pages redis turned away, full" 0 \
+		"$(json_of 's["backend"]["tiers"][1]["rejects_full"]')"
+	expect_gt "$label: pages in the file" 1000 "$(json_of 's["backend"]["tiers"][2]["stored_pages"]')"
+	check_exact "$mnt"/f*
+	"$tierctl" set "$mnt" mem=512m >/dev/null
+	if "$tierctl" drain "$mnt" >/dev/null 2>"$work/drain.err"; then
+		ok "$label: tierctl drain"
+	else
+		fail "$label: tierctl drain" "exit 0" "$(cat "$work/drain.err")"
+	fi
+	expect_eq "$label: pages in redis and the file after the drain" "0 0" \
+		"$(json_of '"%d %d" % (s["backend"]["tiers"][1]["stored_pages"], s["backend"]["tiers"][2]["stored_pages"])')"
+	check_exact "$mnt"/f*
+	rm -f "$mnt"/f*
+	for _ in $(seq 50); do [ "$(redis_dbsize)" = 0 ] && break; sleep 0.1; done
+	expect_eq "$label: keys left after rm" 0 "$(redis_dbsize)"
+	# The server stopped: the stores it fails go to the file.
+	"$tierctl" set "$mnt" mem=32m >/dev/null
+	redis_kill "$port"
+	label="three tiers, server stopped"
+	for i in 1 2; do cp "$src" "$mnt/g$i"; done
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	check_exact "$mnt"/g*
+	expect_gt "$label: pages sent on by a failing redis" 0 \
+		"$(json_of 's["backend"]["tiers"][1]["rejects_error"]')"
+	expect_gt "$label: pages in the file" 1000 "$(json_of 's["backend"]["tiers"][2]["stored_pages"]')"
+	rm -f "$mnt"/g*
+	fusermount3 -u "$mnt"
+else
+	fail "$label: mount" "status 0" "a failure"
 fi
 
 # Credentials from a file: root's alone, or the mount is refused.

@@ -352,10 +352,12 @@ static void test_built_in(void)
 			{ "backend=ramdisk+file:/var/tmp,pool_max=10%", 0, "" },
 			{ "backend=file+zpool", -EINVAL,
 			  "invalid backend= value 'file+zpool': a chain is zpool+file:PATH, "
-			  "zpool+redis://HOST:PORT or the same with ramdisk" },
+			  "zpool+redis://HOST:PORT, zpool+redis://HOST:PORT+file:PATH or the same "
+			  "with ramdisk" },
 			{ "backend=zpool+ramdisk", -EINVAL,
 			  "invalid backend= value 'zpool+ramdisk': a chain is zpool+file:PATH, "
-			  "zpool+redis://HOST:PORT or the same with ramdisk" },
+			  "zpool+redis://HOST:PORT, zpool+redis://HOST:PORT+file:PATH or the same "
+			  "with ramdisk" },
 			{ "backend=zpool+file:", -EINVAL,
 			  "invalid backend= value 'zpool+file:': want zpool+file:PATH" },
 			{ "pool_max=101%", -EINVAL,
@@ -383,6 +385,12 @@ static void test_built_in(void)
 		CHECK_STR("/var/tmp/x", o.swap_path);
 		CHECK(!o.is_pool_max_pct && o.pool_max_bytes == 64ULL << 20);
 		CHECK_STR("zpool+file", options_backend_name(&o, names, sizeof(names)));
+		CHECK_STR("zpool+file:/var/tmp/x", options_backend_spec(&o, names, sizeof(names)));
+		/* A '+' in a path that no RAM tier comes before is the path's. */
+		snprintf(list, sizeof(list), "backend=file:/var/tmp/a+b");
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK(o.backend == backend_find("file") && !o.upper);
+		CHECK_STR("/var/tmp/a+b", o.swap_path);
 		snprintf(list, sizeof(list), "backend=ramdisk+file:/var/tmp,pool_max=0%%");
 		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
 		CHECK(o.is_pool_max_pct && o.pool_max_pct == 0);
@@ -408,10 +416,20 @@ static void test_built_in(void)
 			  "invalid backend= value 'redis': want zpool, ramdisk, file:PATH, "
 			  "redis://HOST:PORT or none" },
 			{ "backend=redis:h:1", -EINVAL,
-			  "invalid backend= value 'redis:h:1': want redis://HOST:PORT[,HOST:PORT...]" },
+			  "invalid backend= value 'redis:h:1': want redis://HOST:PORT[,HOST:PORT...]"
+			  "[+file:PATH]" },
 			{ "backend=zpool+redis://", -EINVAL,
 			  "invalid backend= value 'zpool+redis://': want zpool+redis://HOST:PORT"
-			  "[,HOST:PORT...]" },
+			  "[,HOST:PORT...][+file:PATH]" },
+			{ "backend=zpool+redis://+file:/var/tmp", -EINVAL,
+			  "invalid backend= value 'zpool+redis://+file:/var/tmp': want "
+			  "zpool+redis://HOST:PORT[,HOST:PORT...][+file:PATH]" },
+			{ "backend=zpool+redis://h:1+zpool", -EINVAL,
+			  "invalid backend= value 'zpool+redis://h:1+zpool': after redis://HOST:PORT "
+			  "comes +file:PATH, the swap file for what redis turns away" },
+			{ "backend=redis://h:1+file:", -EINVAL,
+			  "invalid backend= value 'redis://h:1+file:': after redis://HOST:PORT "
+			  "comes +file:PATH, the swap file for what redis turns away" },
 			{ "redis_timeout=0", -EINVAL,
 			  "invalid redis_timeout= value '0': want milliseconds, 1 to 600000" },
 			{ "redis_ttl=2", -EINVAL,
@@ -443,6 +461,25 @@ static void test_built_in(void)
 		CHECK(o.backend == &tier_backend_chain && o.lower == backend_find("redis"));
 		CHECK_EQ(OPTIONS_REDIS_TTL_S, o.redis_ttl_s);
 		CHECK_STR("zpool+redis", options_backend_name(&o, names, sizeof(names)));
+		/* Three tiers, or redis and its file: the file's path last, '+' and all. */
+		snprintf(list, sizeof(list), "backend=zpool+redis://h:1\\,h:2+file:/var/tmp/a+b");
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK(o.backend == &tier_backend_chain && o.upper == backend_find("zpool") &&
+		      o.lower == backend_find("redis"));
+		CHECK_STR("//h:1,h:2", o.swap_path);
+		CHECK_STR("/var/tmp/a+b", o.spill_path);
+		CHECK_STR("zpool+redis+file", options_backend_name(&o, names, sizeof(names)));
+		CHECK_STR("zpool+redis://h:1,h:2+file:/var/tmp/a+b",
+			  options_backend_spec(&o, names, sizeof(names)));
+		snprintf(list, sizeof(list), "backend=redis://h:1+file:/var/tmp");
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK(o.backend == &tier_backend_chain && !o.upper &&
+		      o.lower == backend_find("redis"));
+		CHECK_STR("redis+file", options_backend_name(&o, names, sizeof(names)));
+		/* Back to one tier: no file left over from the last parse. */
+		snprintf(list, sizeof(list), "backend=redis://h:1");
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK_STR("", o.spill_path);
 		check_clear_context();
 	}
 
