@@ -15,9 +15,10 @@
  * what it can, and what it refuses (full) or fails to store (a node down, a
  * timeout) goes to the file.  As the lower tier of a chain it makes three
  * tiers, zpool+redis://...+file:PATH; its words cost 8 bytes more a page.
- * Once redis has turned a store away, full or failing, stores go straight to
- * the file for a while (a second, doubling while it goes on): a server down
- * would otherwise make every store wait out redis_timeout= first.
+ * Once redis has turned a store away, stores go to the file first for a
+ * while: a second when it was full, and when it failed a second doubling
+ * while it goes on failing, since a server down would otherwise make every
+ * store wait out redis_timeout= first.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -36,8 +37,8 @@
 #define CHAIN_BATCH 256		  /* pages a store piece or a writeback batch */
 #define CHAIN_HIGH_PERMILLE 950	  /* writeback starts at 95 % of the bound... */
 #define CHAIN_ACCEPT_PERMILLE 900 /* ...and stops at 90 %, where stores come back */
-/* A spill chain's upper tier that turned a store away is left alone 1 s, to 64 s if it goes on. */
-#define CHAIN_HOLD_MIN_NS 1000000000ULL
+/* A spill chain's upper tier that failed a store is left alone 1 s, to 64 s if it goes on. */
+#define CHAIN_HOLD_MIN_NS 1000000000ULL /* and a full one, always */
 #define CHAIN_HOLD_MAX_NS (64 * CHAIN_HOLD_MIN_NS)
 
 /*
@@ -111,8 +112,10 @@ struct chain {
 	atomic_bool is_full;	   /* at the bound: stores go to the file */
 
 	/* A spill chain: the upper tier is left alone until hold_until (CLOCK_MONOTONIC). */
-	_Atomic uint64_t hold_until_ns, hold_ns;
-	atomic_bool is_hold_error; /* it failed a store, rather than being full */
+	_Atomic uint64_t hold_until_ns;
+	_Atomic uint64_t hold_ns;	     /* the last hold, while the upper tier keeps failing */
+	atomic_bool is_hold_error;	     /* it failed a store, rather than being full */
+	_Atomic uint64_t upper_store_errors; /* its nr_store_errors when last looked at */
 
 	pthread_t thread; /* started by the first store */
 	pthread_mutex_t wb_lock;
@@ -240,26 +243,51 @@ static bool chain_upper_accepts(struct chain *ch)
 static void fifo_push(struct chain *ch, const uint64_t *entries, unsigned int nr);
 
 /*
- * A spill chain's upper tier stored nr_upper of nr pages (ret, its return):
- * a store turned away holds it off for longer each time, one taken whole
- * ends the hold.  Concurrent stores may race here; any of their outcomes
- * is a fair one to act on.
+ * Whether a spill chain's upper tier that stored only nr_upper of nr pages
+ * (ret, its return) failed rather than being full.  A prefix does not say
+ * which (redis stores one when a node is down as when the server is full):
+ * its store errors, counted only when a store fell short, say.
  */
-static void chain_spill_note(struct chain *ch, unsigned int nr_upper, unsigned int nr, int ret)
+static bool chain_spill_is_error(struct chain *ch, unsigned int nr_upper, unsigned int nr, int ret)
 {
-	uint64_t hold = atomic_load(&ch->hold_ns);
+	struct backend_stats st;
+
+	if (nr_upper == nr)
+		return false;
+	ch->upper->ops->get_stats(ch->upper, &st);
+	if (atomic_exchange(&ch->upper_store_errors, st.nr_store_errors) < st.nr_store_errors)
+		return true;
+	return ret < 0 && ret != -ENOSPC;
+}
+
+/*
+ * A spill chain's upper tier stored nr_upper of nr pages, is_error telling
+ * why not all: a store turned away holds it off, for a second when it was
+ * full (frees make room), for twice as long as the last time when it failed
+ * again (a node down costs redis_timeout= each time); one taken whole ends
+ * the run.  Only a store that did not race with a hold already in force
+ * sets one, so concurrent stores failing together double it once.
+ */
+static void chain_spill_note(struct chain *ch, unsigned int nr_upper, unsigned int nr,
+			     bool is_error)
+{
+	uint64_t now, hold;
 
 	if (nr_upper == nr) {
-		if (hold)
+		if (atomic_load(&ch->hold_ns))
 			atomic_store(&ch->hold_ns, 0);
 		return;
 	}
-	hold = hold ? hold * 2 : CHAIN_HOLD_MIN_NS;
+	now = clock_now_ns();
+	if (now < atomic_load(&ch->hold_until_ns))
+		return;
+	hold = atomic_load(&ch->hold_ns);
+	hold = is_error && hold ? hold * 2 : CHAIN_HOLD_MIN_NS;
 	if (hold > CHAIN_HOLD_MAX_NS)
 		hold = CHAIN_HOLD_MAX_NS;
-	atomic_store(&ch->hold_ns, hold);
-	atomic_store(&ch->is_hold_error, ret < 0 && ret != -ENOSPC);
-	atomic_store(&ch->hold_until_ns, clock_now_ns() + hold);
+	atomic_store(&ch->hold_ns, is_error ? hold : 0);
+	atomic_store(&ch->is_hold_error, is_error);
+	atomic_store(&ch->hold_until_ns, now + hold);
 }
 
 /*
@@ -295,14 +323,17 @@ static int chain_store_piece(struct chain *ch, void *const *pages, unsigned int 
 	if (first) {
 		int n = first->ops->store(first, pages, nr, fs);
 
+		bool is_error;
+
 		nr_first = n > 0 ? (unsigned int)n : 0;
 		/* A prefix, or -ENOSPC: the tier is full; another -errno: it failed. */
+		is_error = ch->is_spill && !is_held ? chain_spill_is_error(ch, nr_first, nr, n) :
+						      n < 0 && n != -ENOSPC;
 		if (!is_held && nr_first < nr)
-			atomic_fetch_add(n >= 0 || n == -ENOSPC ? &ch->nr_sent_full :
-								  &ch->nr_sent_error,
+			atomic_fetch_add(is_error ? &ch->nr_sent_error : &ch->nr_sent_full,
 					 nr - nr_first);
 		if (!is_held && ch->is_spill)
-			chain_spill_note(ch, nr_first, nr, n);
+			chain_spill_note(ch, nr_first, nr, is_error);
 		if (is_held)
 			atomic_fetch_add(atomic_load(&ch->is_hold_error) ? &ch->nr_sent_error :
 									   &ch->nr_sent_full,
@@ -795,16 +826,16 @@ static void chain_get_stats(struct tier_backend *b, struct backend_stats *st)
 	 */
 	st->capacity_bytes = low.capacity_bytes + (ch->is_spill ? up.capacity_bytes : 0);
 	meta = chain_meta_bytes(ch);
-	st->meta_bytes = meta + low.meta_bytes;
+	st->meta_bytes = meta + up.meta_bytes + low.meta_bytes;
 	st->ram_bytes = up.ram_bytes + low.ram_bytes + meta;
 	st->nr_loads = atomic_load(&ch->nr_loads);
-	st->nr_store_errors =
-		up.nr_store_errors + low.nr_store_errors + atomic_load(&ch->nr_store_errors);
+	/* The upper tier's failed stores went on to the lower: rejects_error, not errors. */
+	st->nr_store_errors = low.nr_store_errors + atomic_load(&ch->nr_store_errors);
 	st->nr_load_errors = atomic_load(&ch->nr_load_errors);
 	st->nr_reject_full = atomic_load(&ch->nr_reject_full);
 	st->nr_reject_alloc = up.nr_reject_alloc + low.nr_reject_alloc;
 	st->nr_reject_raw = up.nr_reject_raw;
-	st->nr_decrypt_errors = low.nr_decrypt_errors;
+	st->nr_decrypt_errors = up.nr_decrypt_errors + low.nr_decrypt_errors;
 	st->nr_fallback_buffered = low.nr_fallback_buffered;
 	st->nr_fallback_sparse = low.nr_fallback_sparse;
 }
@@ -943,6 +974,10 @@ static int chain_create_last(const struct backend_config *cfg, struct tier_backe
 	fcfg.capacity_bytes = cfg->spill_capacity_bytes;
 	ret = file->create(&fcfg, &lower);
 	if (ret) {
+		/* redis logged its own failure; this one would only show as an errno. */
+		log_msg(LOG_ERR, "chain: cannot create the swap file %s (%llu MiB): %s",
+			cfg->spill_path, (unsigned long long)(cfg->spill_capacity_bytes >> 20),
+			strerror(-ret));
 		upper->ops->destroy(upper);
 		return ret;
 	}

@@ -76,7 +76,7 @@ struct backend_tier_stats {
 	bool is_sync;		      /* its loads wait for no I/O */
 	struct backend_stats st;      /* the tier's own counters */
 	uint64_t pool_max_bytes;      /* RAM tier: the bound in force; 0 elsewhere */
-	uint64_t nr_writebacks;	      /* RAM tier: pages written back; the next: received so */
+	uint64_t nr_writebacks;	      /* RAM tier: written back; the next (redis+file: both) got */
 	uint64_t nr_writeback_errors; /* RAM tier: pages whose writeback failed, kept */
 	uint64_t nr_rejects;	      /* all but the last: pages it did not take, sent on */
 	uint64_t nr_rejects_huge;     /* ...of them: incompressible (zram's huge pages) */

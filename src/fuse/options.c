@@ -408,8 +408,7 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		 * [RAM+]NAME[:ARG][+file:PATH]: a RAM tier's name has no ':', a
 		 * seed list no '+', and the file's path, last, may hold either.
 		 */
-		const char *plus = strchr(val, '+'), *last = val, *spill = NULL;
-		const char *why = NULL;
+		const char *plus = strchr(val, '+'), *last = val, *spill = NULL, *why;
 		bool is_redis;
 		size_t len;
 		char values[160], upper[16];
@@ -419,21 +418,20 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		if (plus)
 			last = plus + 1;
 		is_redis = !strncmp(last, "redis:", 6);
-		if (is_redis && strchr(last, '+')) {
+		if (is_redis && strchr(last, '+'))
 			spill = strchr(last, '+') + 1;
-			why = backend_why_left_out(spill);
+		snprintf(upper, sizeof(upper), "%.*s", plus ? (int)(plus - val) : 0, val);
+		/* Each tier named, the one this build left out named in the message. */
+		for (int t = 0; t < 3; t++) {
+			const char *part = t == 0 ? upper : t == 1 ? last : spill;
+
+			if (part && *part && (why = backend_why_left_out(part)))
+				return fail("backend=%.*s: not built in (%s)",
+					    (int)strcspn(part, ":+"), part, why);
 		}
-		if (!why)
-			why = backend_why_left_out(last);
-		if (!why && plus)
-			why = backend_why_left_out(val);
-		if (why)
-			return fail("backend=%.*s: not built in (%s)", (int)strcspn(val, ":+"), val,
-				    why);
 		o->upper = o->lower = NULL;
 		o->spill_path[0] = '\0';
 		if (plus) {
-			snprintf(upper, sizeof(upper), "%.*s", (int)(plus - val), val);
 			o->upper = backend_find(upper);
 			if (!o->upper || !o->upper->is_sync ||
 			    (strncmp(last, "file:", 5) && !is_redis))
@@ -538,25 +536,40 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 	return 0;
 }
 
+/*
+ * Cut s in place into its options, each ended by a '\0', and return the end
+ * of the last.  Options end at a comma; "\," is a comma within one
+ * (redis://A\,B), as in libfuse.
+ */
+static char *split_list(char *s)
+{
+	char *out = s;
+
+	for (const char *p = s; *p; p++) {
+		if (p[0] == '\\' && p[1] == ',')
+			*out++ = *++p;
+		else
+			*out++ = *p == ',' ? '\0' : *p;
+	}
+	*out = '\0';
+	return out;
+}
+
 static int parse_list(struct tierfs_options *o, const char *list, uint64_t ram, char *err,
 		      size_t err_len)
 {
-	char *copy = strdup(list), *opt, *out;
+	char *copy = strdup(list), *end;
 	int ret = 0;
 
 	if (!copy)
 		return fail("out of memory");
-	/* Options end at a comma; "\," is a comma within one (redis://A\,B), as in libfuse. */
-	for (const char *p = list; *p && !ret;) {
-		for (opt = out = copy; *p && *p != ','; p++) {
-			if (p[0] == '\\' && p[1] == ',')
-				p++;
-			*out++ = *p;
-		}
-		*out = '\0';
-		p += *p == ',';
-		if (*opt)
+	end = split_list(copy);
+	for (char *opt = copy; opt < end && !ret;) {
+		size_t len = strlen(opt);
+
+		if (len)
 			ret = parse_one(o, opt, ram, err, err_len);
+		opt += len + 1;
 	}
 	free(copy);
 	return ret;
@@ -615,7 +628,7 @@ static const char *fixed_change(const struct tierfs_options *a, const struct tie
 		return "cache=";
 	if (a->transport != b->transport)
 		return "transport=";
-	if (a->backend != b->backend || a->upper != b->upper ||
+	if (a->backend != b->backend || a->upper != b->upper || a->lower != b->lower ||
 	    strcmp(a->swap_path, b->swap_path) || strcmp(a->spill_path, b->spill_path))
 		return "backend=";
 	if (a->redis_timeout_ms != b->redis_timeout_ms)
@@ -663,7 +676,7 @@ int options_remount(const struct tierfs_options *cur, const char *list, uint64_t
 {
 	const char *vals[sizeof(live_keys) / sizeof(live_keys[0])] = { NULL };
 	struct tierfs_options o = *cur;
-	char *copy = strdup(list), *save = NULL, *opt;
+	char *copy = strdup(list), *end;
 	const char *changed;
 	size_t n = 0;
 	int ret = 0;
@@ -673,7 +686,11 @@ int options_remount(const struct tierfs_options *cur, const char *list, uint64_t
 	err[0] = '\0';
 	o.kernel_opts[0] = '\0';
 	o.is_remount = true;
-	for (opt = strtok_r(copy, ",", &save); opt && !ret; opt = strtok_r(NULL, ",", &save)) {
+	end = split_list(copy);
+	for (char *opt = copy, *next; opt < end && !ret; opt = next) {
+		next = opt + strlen(opt) + 1;
+		if (!*opt)
+			continue;
 		ret = parse_one(&o, opt, ram, err, err_len);
 		/* parse_one cut opt at its '=': the value follows the key. */
 		for (int k = 0; live_keys[k] && !ret; k++)

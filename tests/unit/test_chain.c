@@ -420,21 +420,21 @@ out:
 /*
  * A spill chain: the far tier takes what fits, the file the rest; a load
  * takes each tier's pages in one call.  Once the far tier has turned a store
- * away, full or failing, stores go straight to the file for a second, then
- * two, and the far tier takes them again after that.
+ * away, stores go to the file first: for a second when it was full, for a
+ * second and then two when it failed twice running; then it takes them again.
  */
 static void test_spill(void)
 {
 	struct backend_tier_stats t[BACKEND_MAX_TIERS];
-	void *ptr[112];
-	char *src = pages_new(112, ptr);
-	uint64_t slots[112];
+	void *ptr[128];
+	char *src = pages_new(128, ptr);
+	uint64_t slots[128];
 	struct rig r;
 
 	check_set_context("far+file spill");
 	if (!rig_open_spill(48, NR, 0, &r))
 		goto out;
-	for (unsigned int i = 0; i < 112; i++)
+	for (unsigned int i = 0; i < 128; i++)
 		make_page(i, i % 2, ptr[i]);
 	CHECK_EQ(64, r.chain->ops->store(r.chain, ptr, 64, slots));
 	tiers_of(&r, t);
@@ -463,24 +463,27 @@ static void test_spill(void)
 	CHECK_EQ(2u, faulty_nr_calls(r.far, FAULTY_STORE));
 	tiers_of(&r, t);
 	CHECK_EQ((uint64_t)32, t[0].nr_rejects_error);
-	CHECK_EQ((uint64_t)32, t[0].st.stored_pages);
-	CHECK_EQ((uint64_t)64, t[1].st.stored_pages);
-	/* That hold was two seconds; then the far tier takes stores again. */
+	/* It fails again after that second: held off for two this time. */
 	usleep(1100 * 1000);
-	CHECK_EQ(16, r.chain->ops->store(r.chain, ptr + 96, 16, slots + 96));
-	CHECK_EQ(2u, faulty_nr_calls(r.far, FAULTY_STORE));
-	usleep(1000 * 1000);
-	r.chain->ops->free(r.chain, slots + 96, 16);
+	CHECK_EQ(0, faulty_fail(r.far, FAULTY_STORE, 1, -EIO, false));
 	CHECK_EQ(16, r.chain->ops->store(r.chain, ptr + 96, 16, slots + 96));
 	CHECK_EQ(3u, faulty_nr_calls(r.far, FAULTY_STORE));
+	usleep(1100 * 1000);
+	CHECK_EQ(16, r.chain->ops->store(r.chain, ptr + 112, 16, slots + 112));
+	CHECK_EQ(3u, faulty_nr_calls(r.far, FAULTY_STORE));
+	usleep(1000 * 1000);
+	r.chain->ops->free(r.chain, slots + 112, 16);
+	CHECK_EQ(16, r.chain->ops->store(r.chain, ptr + 112, 16, slots + 112));
+	CHECK_EQ(4u, faulty_nr_calls(r.far, FAULTY_STORE));
 	tiers_of(&r, t);
 	CHECK_EQ((uint64_t)48, t[0].st.stored_pages);
-	CHECK_EQ((uint64_t)64, t[1].st.stored_pages);
+	CHECK_EQ((uint64_t)80, t[1].st.stored_pages);
+	CHECK_EQ((uint64_t)64, t[0].nr_rejects_error);
 	/* A far tier that fails a load: that load's EIO, the next one whole. */
 	CHECK_EQ(0, faulty_fail(r.far, FAULTY_LOAD, 1, -EIO, false));
-	CHECK_EQ(-EIO, r.chain->ops->load(r.chain, slots + 96, ptr, 16));
-	check_loads(&r, slots, src, 112);
-	rig_close(&r, slots, 112);
+	CHECK_EQ(-EIO, r.chain->ops->load(r.chain, slots + 112, ptr, 16));
+	check_loads(&r, slots, src, 128);
+	rig_close(&r, slots, 128);
 out:
 	free(src);
 	check_clear_context();

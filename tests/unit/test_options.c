@@ -755,6 +755,28 @@ static void test_remount(void)
 	}
 	check_clear_context();
 
+	/* A seed list's "\\," and the backend's every part count as they do at mount. */
+	if (backend_find("redis") && backend_find("file")) {
+		char *argv_far[] = { "tierfs", "-o",
+				     "backend=zpool+redis://h:1\\,h:2+file:/var/tmp/x,mem=32m",
+				     "/mnt", NULL };
+		struct tierfs_options far;
+
+		CHECK_EQ(0, options_parse(ARGC(argv_far), argv_far, RAM, &far, err, sizeof(err)));
+		CHECK_EQ(0,
+			 options_remount(&far,
+					 "remount,backend=zpool+redis://h:1\\,h:2+file:/var/tmp/x,"
+					 "size=1m",
+					 RAM, set, sizeof(set), err, sizeof(err)));
+		CHECK_STR("size=1m", set);
+		CHECK_EQ(-EINVAL, options_remount(&far, "remount,backend=zpool+redis://h:1\\,h:2",
+						  RAM, set, sizeof(set), err, sizeof(err)));
+		CHECK_STR("backend= cannot change on a mounted tierfs", err);
+		CHECK_EQ(-EINVAL, options_remount(&far, "remount,backend=zpool+file://h:1\\,h:2",
+						  RAM, set, sizeof(set), err, sizeof(err)));
+		CHECK_STR("backend= cannot change on a mounted tierfs", err);
+	}
+
 	/* allow_other is one more option that cannot change. */
 	CHECK_EQ(0, options_parse(ARGC(argv_no_other), argv_no_other, RAM, &o, err, sizeof(err)));
 	o.allow_other = false;
