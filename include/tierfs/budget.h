@@ -66,6 +66,12 @@ struct budget_footprint {
 #define BUDGET_HEADROOM (24ULL << 20)
 #define BUDGET_HEADROOM_SHIFT 4
 
+/*
+ * Memory the footprint does not model (heap, stacks, libfuse's request
+ * buffers) that the headroom takes; measured beyond it, it counts.
+ */
+#define BUDGET_EXCESS_FREE (8ULL << 20)
+
 /* The smallest resident budget, in pages: reclaim needs room for a few batches. */
 #define BUDGET_MIN_PAGES 256
 

@@ -283,15 +283,19 @@ static bool update_locked(struct data_space *ds)
 		if (excess < ds->budget.excess_floor_bytes)
 			ds->budget.excess_floor_bytes = excess;
 		/*
-		 * Measured, the excess replaces the model's guess, not the
-		 * headroom: the workload sharing the cgroup keeps all of it
-		 * (its page cache, dirty pages the daemon has yet to take, the
-		 * kernel's memory for the requests); with less, a writer in the
-		 * daemon's cgroup had it OOM-killed (bench/pressure.sh, 512 MiB).
+		 * Measured, the excess past BUDGET_EXCESS_FREE adds to the
+		 * model's guess, not taken from the headroom: the workload
+		 * sharing the cgroup keeps all of that (its page cache, dirty
+		 * pages the daemon has yet to take, the kernel's memory for the
+		 * requests); with less, a writer in the daemon's cgroup had it
+		 * OOM-killed (bench/pressure.sh, 512 MiB).  Only the part past
+		 * it: counted whole from the threshold on, an excess that grew
+		 * across it in mid-write cut the capacity by all of it at once,
+		 * and writes stopped with ENOSPC 6 to 10 MiB short of what df
+		 * had shown (mnt_limit, now and then).
 		 */
-		if (excess > (8ULL << 20))
-			other = rss - fp.resident - fp.stock + ps.nr_ready_target * PAGE_SIZE +
-				headroom + pool_reserve_locked(ds);
+		if (excess > BUDGET_EXCESS_FREE)
+			other += excess - BUDGET_EXCESS_FREE;
 		other = steady_other(&ds->budget, other, limit);
 		room = limit > other ? (limit - other) >> PAGE_SHIFT : 0;
 		/*
