@@ -323,21 +323,23 @@ static int chain_store_piece(struct chain *ch, void *const *pages, unsigned int 
 	if (first) {
 		int n = first->ops->store(first, pages, nr, fs);
 
-		bool is_error;
-
 		nr_first = n > 0 ? (unsigned int)n : 0;
-		/* A prefix, or -ENOSPC: the tier is full; another -errno: it failed. */
-		is_error = ch->is_spill && !is_held ? chain_spill_is_error(ch, nr_first, nr, n) :
-						      n < 0 && n != -ENOSPC;
-		if (!is_held && nr_first < nr)
-			atomic_fetch_add(is_error ? &ch->nr_sent_error : &ch->nr_sent_full,
-					 nr - nr_first);
-		if (!is_held && ch->is_spill)
-			chain_spill_note(ch, nr_first, nr, is_error);
-		if (is_held)
+		if (is_held) {
+			/* The file took these for the upper tier, for the hold's reason. */
 			atomic_fetch_add(atomic_load(&ch->is_hold_error) ? &ch->nr_sent_error :
 									   &ch->nr_sent_full,
 					 nr_first);
+		} else {
+			/* A prefix, or -ENOSPC: the tier is full; another -errno: it failed. */
+			bool is_error = ch->is_spill ? chain_spill_is_error(ch, nr_first, nr, n) :
+						       n < 0 && n != -ENOSPC;
+
+			if (nr_first < nr)
+				atomic_fetch_add(is_error ? &ch->nr_sent_error : &ch->nr_sent_full,
+						 nr - nr_first);
+			if (ch->is_spill)
+				chain_spill_note(ch, nr_first, nr, is_error);
+		}
 	}
 	for (unsigned int i = 0; i < nr; i++) {
 		in_first[i] = i < nr_first && fs[i] != BACKEND_SLOT_REFUSED;
@@ -412,8 +414,11 @@ static int chain_store(struct tier_backend *b, void *const *pages, unsigned int 
 static int chain_load_run(struct tier_backend *tier, const uint64_t *ts, void *const *pages,
 			  unsigned int *nr, atomic_uint_fast64_t *counter)
 {
-	int err = *nr ? tier->ops->load(tier, ts, pages, *nr) : 0;
+	int err;
 
+	if (!*nr)
+		return 0; /* no shared counter touched for an empty run */
+	err = tier->ops->load(tier, ts, pages, *nr);
 	atomic_fetch_add(counter, *nr);
 	*nr = 0;
 	return err;
