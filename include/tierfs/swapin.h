@@ -25,16 +25,38 @@ struct inode;
  */
 int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_t len);
 
+/* Pages one load of the drain moves, at most: a piece of its batch. */
+#define SWAPIN_PIECE_PAGES 32
+
+/* A piece of a drain's batch: nr slots to load into pages, and the load's result. */
+struct swapin_piece {
+	const uint64_t *slots;
+	void *const *pages;
+	unsigned int nr;
+	int ret;
+};
+
+/*
+ * Load each of nr pieces from the backend (ret set as its load() returns),
+ * in any order and on any threads, and return when all are done.  The
+ * drain's own loaders run them in parallel; swapin_load_in_turn one after
+ * another.
+ */
+typedef void swapin_load_fn(void *ctx, struct swapin_piece *pieces, unsigned int nr);
+
+void swapin_load_in_turn(void *ctx, struct swapin_piece *pieces, unsigned int nr);
+
 /*
  * Bring up to max swapped pages of inode from page *from on back to memory
- * for good (their slots freed), loading in slot order, and free the backend
- * copies of its clean resident pages, counted in *nr_hits.  *from moves
- * past the pages looked at, so that a file is walked once however many
- * calls it takes.  Allocates without reclaim: the caller made sure they
- * fit.  Returns pages brought back (0: none left from *from on), or
- * -ENOMEM / -EIO with the failed pages still swapped and *from unmoved.
+ * for good (their slots freed), loading in slot order in pieces through
+ * load (ctx its first argument), and free the backend copies of its clean
+ * resident pages, counted in *nr_hits.  *from moves past the pages looked
+ * at, so that a file is walked once however many calls it takes.
+ * Allocates without reclaim: the caller made sure they fit.  Returns pages
+ * brought back (0: none left from *from on), or -ENOMEM / -EIO with the
+ * pages of the failed pieces still swapped and *from unmoved.
  */
 int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from, unsigned int max,
-		     uint64_t *nr_hits);
+		     uint64_t *nr_hits, swapin_load_fn *load, void *ctx);
 
 #endif

@@ -193,28 +193,46 @@ int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_
 	return err;
 }
 
-static int cmp_by_slot(const void *a, const void *b)
+static int cmp_by_key(const void *a, const void *b)
 {
-	const uint64_t *x = a, *y = b; /* {slot, index} pairs */
+	const uint64_t *x = a, *y = b; /* {key, slot, index} */
 
 	return x[0] < y[0] ? -1 : x[0] > y[0];
 }
 
-int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from, unsigned int max,
-		     uint64_t *nr_hits)
+void swapin_load_in_turn(void *ctx, struct swapin_piece *pieces, unsigned int nr)
 {
-	enum { BATCH = 32 };
-	uint64_t(*found)[2] = malloc(max * sizeof(*found));
+	struct tier_backend *backend = ctx;
+
+	for (unsigned int i = 0; i < nr; i++)
+		pieces[i].ret =
+			backend->ops->load(backend, pieces[i].slots, pieces[i].pages, pieces[i].nr);
+}
+
+int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from, unsigned int max,
+		     uint64_t *nr_hits, swapin_load_fn *load, void *ctx)
+{
+	uint64_t(*found)[3] = malloc(max * sizeof(*found));
+	uint64_t *slots = malloc(max * sizeof(*slots));
+	uint32_t *pfns = malloc(max * sizeof(*pfns));
+	void **pages = malloc(max * sizeof(*pages));
+	struct swapin_piece *pieces =
+		malloc((max + SWAPIN_PIECE_PAGES - 1) / SWAPIN_PIECE_PAGES * sizeof(*pieces));
 	uint64_t index = *from, entry, done = 0;
-	unsigned int nr = 0;
+	unsigned int nr = 0, got, nr_pieces = 0;
 	int err = 0;
 
-	if (!found)
-		return -ENOMEM;
+	if (!found || !slots || !pfns || !pages || !pieces) {
+		err = -ENOMEM;
+		goto out;
+	}
 	while (nr < max && pagemap_next(&inode->pages, &index, UINT64_MAX, &entry)) {
 		if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
-			found[nr][0] = pagemap_slot(entry);
-			found[nr++][1] = index;
+			uint64_t slot = pagemap_slot(entry);
+
+			found[nr][0] = slot;
+			found[nr][1] = slot;
+			found[nr++][2] = index;
 		} else if (pagemap_kind(entry) == PAGEMAP_KIND_RESIDENT) {
 			struct lru_page *p = lru_page(&ds->lru, pagemap_pfn(entry));
 
@@ -231,44 +249,53 @@ int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from,
 			break;
 	}
 	/* In slot order: sequential reads for the file backend. */
-	qsort(found, nr, sizeof(*found), cmp_by_slot);
-	for (unsigned int i = 0; i < nr && !err; i += BATCH) {
-		unsigned int n = nr - i < BATCH ? nr - i : BATCH;
-		uint64_t slots[BATCH];
-		uint32_t pfns[BATCH];
-		void *pages[BATCH];
-		unsigned int got;
+	qsort(found, nr, sizeof(*found), cmp_by_key);
+	for (got = 0; got < nr; got++) {
+		int64_t pfn = pagepool_alloc(ds->pool);
 
-		for (got = 0; got < n; got++) {
-			int64_t pfn = pagepool_alloc(ds->pool);
-
-			if (pfn < 0)
-				break;
-			pfns[got] = (uint32_t)pfn;
-			pages[got] = pagepool_addr(ds->pool, (uint32_t)pfn);
-			slots[got] = found[i + got][0];
-		}
-		if (got < n)
-			err = -ENOMEM;
-		else if (ds->backend->ops->load(ds->backend, slots, pages, n))
-			err = -EIO;
-		for (unsigned int j = 0; j < got; j++) {
-			if (err || pagemap_set(&inode->pages, found[i + j][1],
-					       pagemap_mk_resident(pfns[j]), NULL)) {
-				pagepool_free_page(ds->pool, pfns[j]);
-				continue;
-			}
-			data_free_slot(ds, inode, slots[j]);
-			data_track_resident(ds, inode, found[i + j][1], pfns[j], 0);
-			data_untrack_swapped(ds, inode, 1);
-			atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
-			done++;
-		}
-		if (err == -EIO)
-			atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, n,
-						  memory_order_relaxed);
+		if (pfn < 0)
+			break;
+		pfns[got] = (uint32_t)pfn;
+		pages[got] = pagepool_addr(ds->pool, (uint32_t)pfn);
+		slots[got] = found[got][1];
 	}
+	if (got < nr)
+		err = -ENOMEM;
+	for (unsigned int i = 0; !err && i < nr; i += SWAPIN_PIECE_PAGES)
+		pieces[nr_pieces++] = (struct swapin_piece){
+			.slots = slots + i,
+			.pages = pages + i,
+			.nr = nr - i < SWAPIN_PIECE_PAGES ? nr - i : SWAPIN_PIECE_PAGES,
+		};
+	if (nr_pieces)
+		load(ctx, pieces, nr_pieces);
+	for (unsigned int i = 0; i < got; i++) {
+		const struct swapin_piece *piece = &pieces[i / SWAPIN_PIECE_PAGES];
+
+		if (err || piece->ret ||
+		    pagemap_set(&inode->pages, found[i][2], pagemap_mk_resident(pfns[i]), NULL)) {
+			pagepool_free_page(ds->pool, pfns[i]);
+			continue;
+		}
+		data_free_slot(ds, inode, slots[i]);
+		data_track_resident(ds, inode, found[i][2], pfns[i], 0);
+		data_untrack_swapped(ds, inode, 1);
+		atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
+		done++;
+	}
+	for (unsigned int i = 0; i < nr_pieces; i++) {
+		if (!pieces[i].ret)
+			continue;
+		atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, pieces[i].nr,
+					  memory_order_relaxed);
+		err = -EIO;
+	}
+out:
 	free(found);
+	free(slots);
+	free(pfns);
+	free(pages);
+	free(pieces);
 	if (err)
 		return err;
 	*from = index;

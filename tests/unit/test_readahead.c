@@ -799,7 +799,7 @@ static int64_t drain_all(struct data_space *ds, struct inode *inode, uint64_t *f
 		uint64_t swapped = nr_swapped(inode, NR_FILE * 2), stored = backend_stored(ds);
 
 		pthread_rwlock_wrlock(&inode->lock);
-		n = swapin_drain(ds, inode, from, max, nr_hits);
+		n = swapin_drain(ds, inode, from, max, nr_hits, swapin_load_in_turn, ds->backend);
 		pthread_rwlock_unlock(&inode->lock);
 		++*nr_calls;
 		if (n < 0)
@@ -875,7 +875,7 @@ static void test_drain_batches(unsigned int max)
 
 	/* The first call takes the first max swapped pages by index. */
 	pthread_rwlock_wrlock(&f.lock);
-	n = swapin_drain(&ds, &f, &from, max, &nr_hits);
+	n = swapin_drain(&ds, &f, &from, max, &nr_hits, swapin_load_in_turn, ds.backend);
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(max < NR ? max : NR, n);
 	CHECK_EQ(max < NR ? max : NR, from);
@@ -904,9 +904,9 @@ static void test_drain_batches(unsigned int max)
 	}
 	/* Nothing left: 0 at once, from the cursor or from the start. */
 	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, swapin_drain(&ds, &f, &from, max, &nr_hits));
+	CHECK_EQ(0, swapin_drain(&ds, &f, &from, max, &nr_hits, swapin_load_in_turn, ds.backend));
 	from = 0;
-	CHECK_EQ(0, swapin_drain(&ds, &f, &from, max, &nr_hits));
+	CHECK_EQ(0, swapin_drain(&ds, &f, &from, max, &nr_hits, swapin_load_in_turn, ds.backend));
 	CHECK_EQ(NR, from);
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(0, nr_hits);
@@ -996,7 +996,7 @@ static void test_drain_load_failure(bool is_persistent)
 	/* 64 pages load in two batches of 32: the second fails. */
 	CHECK_EQ(0, faulty_fail(w, FAULTY_LOAD, 2, -EIO, is_persistent));
 	pthread_rwlock_wrlock(&f.lock);
-	n = swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits);
+	n = swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits, swapin_load_in_turn, ds.backend);
 	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(-EIO, n);
 	CHECK_EQ(0, from); /* unmoved: the failed pages are looked at again */
@@ -1016,7 +1016,8 @@ static void test_drain_load_failure(bool is_persistent)
 		CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, swapped));
 		/* Still failing: every call fails and changes nothing. */
 		pthread_rwlock_wrlock(&f.lock);
-		CHECK_EQ(-EIO, swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits));
+		CHECK_EQ(-EIO, swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits, swapin_load_in_turn,
+					    ds.backend));
 		CHECK_EQ(-EIO, swapin_range(&ds, &f, 0, NR_FILE * P));
 		CHECK_EQ(-EIO, data_read_mem(&ds, &f, swapped * P, got, P));
 		pthread_rwlock_unlock(&f.lock);
@@ -1088,6 +1089,60 @@ out:
 	space_destroy(&ds);
 }
 
+/* Loads the pieces last first, as loader threads may, and fails piece 1 of them. */
+static void load_backwards_failing_one(void *ctx, struct swapin_piece *pieces, unsigned int nr)
+{
+	struct tier_backend *b = ctx;
+
+	for (unsigned int i = nr; i-- > 0;)
+		pieces[i].ret =
+			i == 1 ? -EIO :
+				 b->ops->load(b, pieces[i].slots, pieces[i].pages, pieces[i].nr);
+}
+
+/*
+ * Case 5d: pieces done in any order, one failing: only its pages stay
+ * swapped, counted, and a second drain brings them back.
+ */
+static void test_drain_pieces(void)
+{
+	uint64_t nr_hits = 0, from = 0;
+	struct data_space ds;
+	struct faulty_backend *w;
+	struct inode f;
+
+	check_set_context("drain pieces out of order, one failing");
+	if (!wrap_space_new(&ds, &w, false, MEM_PAGES))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR_FILE, 12);
+	if (!evict_all(&ds, &f, NR_FILE))
+		goto out;
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(-EIO, swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits, load_backwards_failing_one,
+				    ds.backend));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(0, from);
+	/* Evicted in index order, so slot order: piece 1 is the second 32 pages. */
+	for (uint64_t i = 0; i < NR_FILE; i++)
+		CHECK_EQ(i / SWAPIN_PIECE_PAGES == 1 ? PAGEMAP_KIND_SWAPPED : PAGEMAP_KIND_RESIDENT,
+			 kind(&f, i));
+	CHECK_EQ(SWAPIN_PIECE_PAGES, atomic_load(&ds.swap.nr_swapin_errors));
+	CHECK_EQ(NR_FILE - SWAPIN_PIECE_PAGES, atomic_load(&ds.swap.nr_swapins));
+	CHECK_EQ(SWAPIN_PIECE_PAGES, backend_stored(&ds));
+	CHECK_EQ(NR_FILE - SWAPIN_PIECE_PAGES, pool_in_use(&ds));
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(SWAPIN_PIECE_PAGES,
+		 swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits, swapin_load_in_turn, ds.backend));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(0, backend_stored(&ds));
+	for (uint64_t i = 0; i < NR_FILE; i++)
+		check_pattern(&ds, &f, i, 12);
+out:
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
 int main(void)
 {
 	test_policy();
@@ -1112,6 +1167,7 @@ int main(void)
 	test_drain_hits(7);
 	test_drain_load_failure(false);
 	test_drain_load_failure(true);
+	test_drain_pieces();
 	test_read_mem_batches();
 	return check_done("readahead");
 }
