@@ -492,6 +492,22 @@ static int chain_load(struct tier_backend *b, const uint64_t *slots, void *const
 	return 0;
 }
 
+/*
+ * The upper tier's slots first, then the lower's, each in its tier's own
+ * order: a tier's keys are its slots (below 2^40), or a lower chain's,
+ * which are below 2^57.
+ */
+static uint64_t chain_locate(struct tier_backend *b, uint64_t slot)
+{
+	struct chain *ch = chain_of(b);
+	uint64_t w = slot < ch->nr_slots ? atomic_load(&ch->map[slot]) : 0;
+	bool is_lower = w_state(w) == W_LOWER;
+	struct tier_backend *tier = is_lower ? ch->lower : ch->upper;
+	uint64_t key = tier->ops->locate ? tier->ops->locate(tier, w_slot(w)) : w_slot(w);
+
+	return (is_lower ? 1ULL << 56 : 0) + key;
+}
+
 /* A slot under writeback is left to it (marked dead); it frees both copies. */
 static void chain_free(struct tier_backend *b, const uint64_t *slots, unsigned int nr)
 {
@@ -1048,6 +1064,7 @@ const struct tier_backend_ops tier_backend_chain = {
 	.destroy = chain_destroy,
 	.store = chain_store,
 	.load = chain_load,
+	.locate = chain_locate,
 	.free = chain_free,
 	.get_stats = chain_get_stats,
 	.check_path = chain_check_path,

@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "faulty_backend.h"
@@ -34,6 +35,9 @@ struct faulty_backend {
 	pthread_mutex_t lock;
 	pthread_cond_t changed;
 	struct faulty_op_state ops[FAULTY_NR_OPS];
+	bool is_locate_reversed;
+	uint64_t last_load[FAULTY_LAST_LOAD]; /* the first slots of the last load */
+	unsigned int nr_last_load;
 };
 
 static struct faulty_backend *faulty(struct tier_backend *b)
@@ -104,7 +108,19 @@ static int faulty_load(struct tier_backend *b, const uint64_t *slots, void *cons
 
 	if (err)
 		return err;
+	pthread_mutex_lock(&f->lock);
+	f->nr_last_load = nr < FAULTY_LAST_LOAD ? nr : FAULTY_LAST_LOAD;
+	memcpy(f->last_load, slots, f->nr_last_load * sizeof(*slots));
+	pthread_mutex_unlock(&f->lock);
 	return f->inner->ops->load(f->inner, slots, pages, nr);
+}
+
+static uint64_t faulty_locate(struct tier_backend *b, uint64_t slot)
+{
+	struct faulty_backend *f = faulty(b);
+	uint64_t key = f->inner->ops->locate ? f->inner->ops->locate(f->inner, slot) : slot;
+
+	return f->is_locate_reversed ? UINT64_MAX - key : key;
 }
 
 /* Free and get_stats cannot fail (faulty_fail refuses them): enter to count and gate. */
@@ -141,6 +157,7 @@ static const struct tier_backend_ops faulty_sync_ops = {
 	.destroy = faulty_destroy,
 	.store = faulty_store,
 	.load = faulty_load,
+	.locate = faulty_locate,
 	.free = faulty_free,
 	.get_stats = faulty_get_stats,
 };
@@ -151,6 +168,7 @@ static const struct tier_backend_ops faulty_async_ops = {
 	.destroy = faulty_destroy,
 	.store = faulty_store,
 	.load = faulty_load,
+	.locate = faulty_locate,
 	.free = faulty_free,
 	.get_stats = faulty_get_stats,
 };
@@ -228,6 +246,22 @@ int faulty_short_store(struct faulty_backend *f, unsigned int nth, unsigned int 
 void faulty_clear(struct faulty_backend *f, enum faulty_op op)
 {
 	faulty_arm(f, op, 0, 0, 0, false);
+}
+
+void faulty_reverse_locate(struct faulty_backend *f)
+{
+	f->is_locate_reversed = true;
+}
+
+unsigned int faulty_last_load(struct faulty_backend *f, uint64_t *slots)
+{
+	unsigned int nr;
+
+	pthread_mutex_lock(&f->lock);
+	nr = f->nr_last_load;
+	memcpy(slots, f->last_load, nr * sizeof(*slots));
+	pthread_mutex_unlock(&f->lock);
+	return nr;
 }
 
 void faulty_delay(struct faulty_backend *f, enum faulty_op op, unsigned int ms)

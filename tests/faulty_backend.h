@@ -74,6 +74,16 @@ void faulty_gate_close(struct faulty_backend *f, enum faulty_op op);
 void faulty_gate_open(struct faulty_backend *f, enum faulty_op op);
 
 /*
+ * Reverse the order locate() gives the inner backend's slots; set before
+ * the wrapper is used.
+ */
+void faulty_reverse_locate(struct faulty_backend *f);
+
+/* Slots the last load call was given, its first FAULTY_LAST_LOAD at most, into slots. */
+#define FAULTY_LAST_LOAD 64
+unsigned int faulty_last_load(struct faulty_backend *f, uint64_t *slots);
+
+/*
  * Make each call of op that enters from now on wait ms (0: none) after its
  * gate and before it goes to inner, as a slow device would.
  */

@@ -129,6 +129,13 @@ struct tier_backend_ops {
 	int (*load)(struct tier_backend *b, const uint64_t *slots, void *const *pages,
 		    unsigned int nr);
 
+	/*
+	 * A key that orders stored slots as the backend lays them out, so that
+	 * loads in key order read runs: the chain's slots by tier, then by the
+	 * tier's slot.  NULL: the slots' own order.
+	 */
+	uint64_t (*locate)(struct tier_backend *b, uint64_t slot);
+
 	/* Release slots (they must be allocated). */
 	void (*free)(struct tier_backend *b, const uint64_t *slots, unsigned int nr);
 

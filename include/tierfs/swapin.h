@@ -48,9 +48,10 @@ void swapin_load_in_turn(void *ctx, struct swapin_piece *pieces, unsigned int nr
 
 /*
  * Bring up to max swapped pages of inode from page *from on back to memory
- * for good (their slots freed), loading in slot order in pieces through
- * load (ctx its first argument), and free the backend copies of its clean
- * resident pages, counted in *nr_hits.  *from moves past the pages looked
+ * for good (their slots freed), loading in the backend's order (its
+ * locate(), else the slots') in pieces through load (ctx its first
+ * argument), and free the backend copies of its clean resident pages,
+ * counted in *nr_hits.  *from moves past the pages looked
  * at, so that a file is walked once however many calls it takes.
  * Allocates without reclaim: the caller made sure they fit.  Returns pages
  * brought back (0: none left from *from on), or -ENOMEM / -EIO with the

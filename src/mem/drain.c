@@ -21,7 +21,7 @@
 /*
  * Pages one batch brings back, at most: the inode is locked meanwhile
  * (about 5 ms from the file backend).  Larger batches give the sort by
- * slot longer runs to read, and the loaders fewer waits.
+ * location longer runs to read, and the loaders fewer waits.
  */
 #define DRAIN_BATCH 1024
 /* Threads that load beside the drain thread: four loads in flight keep the file busy. */

@@ -212,6 +212,7 @@ void swapin_load_in_turn(void *ctx, struct swapin_piece *pieces, unsigned int nr
 int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from, unsigned int max,
 		     uint64_t *nr_hits, swapin_load_fn *load, void *ctx)
 {
+	uint64_t (*locate)(struct tier_backend *, uint64_t) = ds->backend->ops->locate;
 	uint64_t(*found)[3] = malloc(max * sizeof(*found));
 	uint64_t *slots = malloc(max * sizeof(*slots));
 	uint32_t *pfns = malloc(max * sizeof(*pfns));
@@ -230,7 +231,7 @@ int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from,
 		if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
 			uint64_t slot = pagemap_slot(entry);
 
-			found[nr][0] = slot;
+			found[nr][0] = locate ? locate(ds->backend, slot) : slot;
 			found[nr][1] = slot;
 			found[nr++][2] = index;
 		} else if (pagemap_kind(entry) == PAGEMAP_KIND_RESIDENT) {
@@ -248,7 +249,7 @@ int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from,
 		if (index++ == UINT64_MAX)
 			break;
 	}
-	/* In slot order: sequential reads for the file backend. */
+	/* In the backend's order: runs for the file backend to read. */
 	qsort(found, nr, sizeof(*found), cmp_by_key);
 	for (got = 0; got < nr; got++) {
 		int64_t pfn = pagepool_alloc(ds->pool);

@@ -59,6 +59,13 @@ static void make_page(unsigned int n, bool is_random, char *page)
 		memcpy(page + i, &n, sizeof(n));
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static char *pages_new(unsigned int nr, void **ptr)
 {
 	char *p = aligned_alloc(PAGE_SIZE, (size_t)nr * PAGE_SIZE);
@@ -162,6 +169,31 @@ static void check_loads(struct rig *r, const uint64_t *slots, const char *src, u
 	free(ptr);
 }
 
+/*
+ * The chain's locate puts every page of the RAM tier before every page
+ * past it, and gives each slot a key of its own.
+ */
+static void check_locate(struct rig *r, const uint64_t *slots, unsigned int nr)
+{
+	uint64_t max_ram = 0, min_far = UINT64_MAX;
+	uint64_t *keys = calloc(nr, sizeof(*keys));
+	unsigned int nr_dup = 0;
+
+	for (unsigned int i = 0; i < nr; i++) {
+		keys[i] = r->chain->ops->locate(r->chain, slots[i]);
+		if (r->chain->ops->is_slot_sync(r->chain, slots[i]))
+			max_ram = keys[i] > max_ram ? keys[i] : max_ram;
+		else
+			min_far = keys[i] < min_far ? keys[i] : min_far;
+	}
+	CHECK(max_ram < min_far);
+	qsort(keys, nr, sizeof(*keys), cmp_u64);
+	for (unsigned int i = 1; i < nr; i++)
+		nr_dup += keys[i] == keys[i - 1];
+	CHECK_EQ(0u, nr_dup);
+	free(keys);
+}
+
 static void check_empty(struct rig *r)
 {
 	struct backend_tier_stats t[BACKEND_MAX_TIERS];
@@ -213,6 +245,7 @@ static void test_writeback_order(const char *upper)
 	/* Oldest first: the first stored went, the last stored stayed. */
 	CHECK(!r.chain->ops->is_slot_sync(r.chain, slots[0]));
 	CHECK(r.chain->ops->is_slot_sync(r.chain, slots[NR - 1]));
+	check_locate(&r, slots, NR);
 	check_loads(&r, slots, src, NR);
 	rig_close(&r, slots, NR);
 out:
@@ -517,6 +550,7 @@ static void test_three(void)
 	CHECK(t[2].st.stored_pages > 0);
 	CHECK(!r.chain->ops->is_slot_sync(r.chain, slots[0]));
 	CHECK(r.chain->ops->is_slot_sync(r.chain, slots[NR - 1]));
+	check_locate(&r, slots, NR);
 	check_loads(&r, slots, src, NR);
 	rig_close(&r, slots, NR);
 out:

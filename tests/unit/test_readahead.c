@@ -3,7 +3,8 @@
  * Unit tests of swap-in readahead and the drain's swapin_drain: the policy
  * names, the adaptive window, which pages each policy picks from a page map,
  * what swapin_range reads ahead and how hits and misses are counted, and
- * swapin_drain bringing a file back in batches, through failing loads too.
+ * swapin_drain bringing a file back in batches, in the backend's order and
+ * through failing loads too.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -1089,6 +1090,48 @@ out:
 	space_destroy(&ds);
 }
 
+/*
+ * Case 5d: a batch loads in the backend's order (locate), not the slots':
+ * here reversed, so the last piece holds the lowest slots, highest first.
+ */
+static void test_drain_order(void)
+{
+	uint64_t nr_hits = 0, from = 0, last[FAULTY_LAST_LOAD], lowest = UINT64_MAX;
+	struct data_space ds;
+	struct faulty_backend *w;
+	struct inode f;
+	unsigned int nr;
+
+	check_set_context("drain in the backend's order");
+	if (!wrap_space_new(&ds, &w, false, MEM_PAGES))
+		return;
+	faulty_reverse_locate(w);
+	file_init(&f);
+	write_pages(&ds, &f, NR_FILE, 11);
+	if (!evict_all(&ds, &f, NR_FILE))
+		goto out;
+	for (uint64_t i = 0; i < NR_FILE; i++) {
+		uint64_t slot = pagemap_slot(pagemap_get(&f.pages, i));
+
+		lowest = slot < lowest ? slot : lowest;
+	}
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(NR_FILE,
+		 swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits, swapin_load_in_turn, ds.backend));
+	pthread_rwlock_unlock(&f.lock);
+	nr = faulty_last_load(w, last);
+	CHECK_EQ(SWAPIN_PIECE_PAGES, nr);
+	for (unsigned int i = 1; i < nr; i++)
+		CHECK(last[i - 1] > last[i]);
+	CHECK_EQ(lowest, last[nr - 1]);
+	CHECK_EQ(0, backend_stored(&ds));
+	for (uint64_t i = 0; i < NR_FILE; i++)
+		check_pattern(&ds, &f, i, 11);
+out:
+	file_destroy(&ds, &f);
+	space_destroy(&ds);
+}
+
 /* Loads the pieces last first, as loader threads may, and fails piece 1 of them. */
 static void load_backwards_failing_one(void *ctx, struct swapin_piece *pieces, unsigned int nr)
 {
@@ -1101,7 +1144,7 @@ static void load_backwards_failing_one(void *ctx, struct swapin_piece *pieces, u
 }
 
 /*
- * Case 5d: pieces done in any order, one failing: only its pages stay
+ * Case 5e: pieces done in any order, one failing: only its pages stay
  * swapped, counted, and a second drain brings them back.
  */
 static void test_drain_pieces(void)
@@ -1167,6 +1210,7 @@ int main(void)
 	test_drain_hits(7);
 	test_drain_load_failure(false);
 	test_drain_load_failure(true);
+	test_drain_order();
 	test_drain_pieces();
 	test_read_mem_batches();
 	return check_done("readahead");
