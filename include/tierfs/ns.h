@@ -50,7 +50,10 @@ struct inode {
 	uint64_t ra_prev_first;	 /* first page of the last swap-in fault, */
 	uint64_t ra_prev_end;	 /* and the page after its last */
 	atomic_uint nr_loading;	 /* swap-in loads in flight with the lock dropped */
-	uint64_t slot_gen;	 /* bumped when one of its backend slots is freed */
+	uint32_t nr_unchecked;	 /* loads begun whose pages are not checked yet */
+	uint32_t nr_deferred;	 /* slots freed meanwhile, given back */
+	uint64_t *deferred;	 /* once no load is unchecked */
+	uint64_t slot_gen;	 /* bumped when a slot goes back under a load */
 	struct timespec atime, mtime, ctime;
 	struct timespec btime; /* birth: statx's STATX_BTIME */
 	union {

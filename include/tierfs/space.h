@@ -54,11 +54,17 @@ struct swap_counters {
  *	backend: I/O under a read lock) and data_seek, write for the rest.
  *	Dropped across the loads of a swap-in and its readahead, so that
  *	other faults on the file go on: the loader's pages stay its own
- *	(in no page map) until it takes the lock again; whoever frees one
- *	of the inode's slots bumps inode->slot_gen and waits for the
- *	inode's loads in flight (nr_loading) to end, so no slot is reused
- *	under a load; a loader that finds slot_gen moved throws its pages
- *	away, and one that finds an entry changed throws that page away.
+ *	(in no page map) until it takes the lock again and checks them.
+ *	A slot of the inode freed while a load has not had its pages
+ *	checked (nr_unchecked) is kept back in inode->deferred and given
+ *	to the backend when none is left unchecked, so no store reuses a
+ *	slot a loader may take for its own, and no one waits; past
+ *	DATA_MAX_DEFERRED, the drain and a release wait for the reads in
+ *	flight (nr_loading) instead, give the slots back and bump
+ *	slot_gen, and a loader that finds it moved throws its pages away
+ *	and loads again under the lock.  A loader that finds an entry
+ *	changed throws that page away, and loads its batch again under the
+ *	lock if the page was swapped to another slot meanwhile.
  *	Held across drain batches and across direct reclaim by an
  *	allocating thread, which passes it in as held.
  * reclaim.batch_lock (struct reclaimer, reclaim.h): one isolation at a
@@ -86,9 +92,12 @@ struct swap_counters {
  *	held; the store takes no inode lock, so it always ends.  Innermost.
  * tenants->lock (tenant.h): the tenant table; reads the cgroup files
  *	under it (file I/O), and registers lists under lru->lock.
- * load_lock: the end of an unlocked load (nr_loading reaching 0), which
- *	a thread freeing a slot waits for with its inode's lock held; the
- *	load takes no inode lock before it ends, so the wait always ends.
+ * load_lock: the end of an unlocked read (nr_loading reaching 0), which
+ *	the drain, a release and a free past DATA_MAX_DEFERRED wait for
+ *	with the inode's lock held; the read takes no inode lock before it
+ *	ends, so the wait always ends.
+ * drain_loaders.lock (drain.c): a drain batch's pieces, taken with the
+ *	inode's lock held by the drain thread; the loaders take no other.
  *	Innermost.
  *
  * Order:

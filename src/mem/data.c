@@ -20,6 +20,12 @@
 
 #include "data_priv.h"
 
+/*
+ * Slots an inode keeps back while its loads are in flight, at most: a few
+ * swap-ins' batches and their readahead.  Past that, whoever frees waits.
+ */
+#define DATA_MAX_DEFERRED 256
+
 static const char zero_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
 static struct log_ratelimit enospc_log, load_log;
@@ -81,9 +87,11 @@ static void fill_page_range(char *dst, uint32_t fill, size_t start, size_t n)
 		dst[i] = word[(start + i) & 3];
 }
 
-void data_load_begin(struct inode *inode)
+uint64_t data_load_begin(struct inode *inode)
 {
+	inode->nr_unchecked++;
 	atomic_fetch_add(&inode->nr_loading, 1);
+	return inode->slot_gen;
 }
 
 /*
@@ -100,14 +108,56 @@ void data_load_end(struct data_space *ds, struct inode *inode)
 	pthread_mutex_unlock(&ds->load_lock);
 }
 
+static void give_back_deferred(struct data_space *ds, struct inode *inode)
+{
+	if (!inode->nr_deferred)
+		return;
+	ds->backend->ops->free(ds->backend, inode->deferred, inode->nr_deferred);
+	inode->nr_deferred = 0;
+	free(inode->deferred);
+	inode->deferred = NULL;
+}
+
+bool data_load_recheck(struct data_space *ds, struct inode *inode, uint64_t gen)
+{
+	if (!--inode->nr_unchecked)
+		give_back_deferred(ds, inode);
+	return inode->slot_gen != gen;
+}
+
+/* Wait until no read of inode's slots is in flight: one given back now cannot tear it. */
+static void wait_reads(struct data_space *ds, struct inode *inode)
+{
+	if (!atomic_load(&inode->nr_loading))
+		return;
+	pthread_mutex_lock(&ds->load_lock);
+	while (atomic_load(&inode->nr_loading))
+		pthread_cond_wait(&ds->load_done, &ds->load_lock);
+	pthread_mutex_unlock(&ds->load_lock);
+}
+
+void data_wait_loads(struct data_space *ds, struct inode *inode)
+{
+	if (!inode->nr_deferred)
+		return;
+	wait_reads(ds, inode);
+	if (inode->nr_unchecked)
+		inode->slot_gen++;
+	give_back_deferred(ds, inode);
+}
+
 void data_free_slot(struct data_space *ds, struct inode *inode, uint64_t slot)
 {
-	inode->slot_gen++;
-	if (atomic_load(&inode->nr_loading)) {
-		pthread_mutex_lock(&ds->load_lock);
-		while (atomic_load(&inode->nr_loading))
-			pthread_cond_wait(&ds->load_done, &ds->load_lock);
-		pthread_mutex_unlock(&ds->load_lock);
+	if (inode->nr_unchecked) {
+		if (!inode->deferred)
+			inode->deferred = malloc(DATA_MAX_DEFERRED * sizeof(*inode->deferred));
+		if (inode->deferred && inode->nr_deferred < DATA_MAX_DEFERRED) {
+			inode->deferred[inode->nr_deferred++] = slot;
+			return;
+		}
+		/* A truncate of many pages, or no memory: the loads load again. */
+		wait_reads(ds, inode);
+		inode->slot_gen++;
 	}
 	ds->backend->ops->free(ds->backend, &slot, 1);
 }
@@ -726,6 +776,8 @@ void data_release(struct data_space *ds, struct inode *inode)
 	struct release_ctx rc = { ds, inode };
 
 	pagemap_erase_range(&inode->pages, 0, UINT64_MAX, release_entry, &rc);
+	if (ds->backend)
+		data_wait_loads(ds, inode);
 }
 
 /* The inode lock keeps reclaim, which may hold it, away from freed pages. */

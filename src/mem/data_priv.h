@@ -31,17 +31,34 @@ void data_track_resident(struct data_space *ds, struct inode *inode, uint64_t in
 void data_untrack_swapped(struct data_space *ds, const struct inode *inode, uint64_t nr);
 
 /*
- * Give a backend slot of inode back, once the inode's loads in flight have
- * ended (one of them may be reading it).  inode->lock held for writing.
+ * Give a backend slot of inode back.  While a load of the inode has not
+ * had its pages checked (one may be reading the slot, or have read it) it
+ * is kept back, and given back once none is unchecked, so that no store
+ * reuses it for a page a loader then takes for its own and no one waits
+ * for the I/O.  Past DATA_MAX_DEFERRED kept back it waits for the reads
+ * in flight, gives it back and bumps inode->slot_gen: the unchecked loads
+ * throw their pages away.  inode->lock held for writing.
  */
 void data_free_slot(struct data_space *ds, struct inode *inode, uint64_t slot);
 
 /*
- * A load from the backend for inode runs with its lock dropped: between
- * these two, no slot of the inode is freed.  Begin with inode->lock held
- * for writing; end before taking it again.
+ * A load from the backend for inode runs with its lock dropped.  Begin
+ * with inode->lock held for writing (returns the slot generation to pass
+ * to data_load_recheck); end when the read is done, before taking the lock
+ * again; then data_load_recheck, which gives back what was kept back if no
+ * load is unchecked any more, and returns whether a slot went back under
+ * the load (then throw its pages away).  The pages are then checked under
+ * the same hold of the lock.
  */
-void data_load_begin(struct inode *inode);
+uint64_t data_load_begin(struct inode *inode);
 void data_load_end(struct data_space *ds, struct inode *inode);
+bool data_load_recheck(struct data_space *ds, struct inode *inode, uint64_t gen);
+
+/*
+ * Wait for inode's reads in flight, then give back every slot kept back
+ * (bumping slot_gen if a load is still unchecked): the backend's count is
+ * exact afterwards.  inode->lock held for writing.
+ */
+void data_wait_loads(struct data_space *ds, struct inode *inode);
 
 #endif

@@ -2,7 +2,7 @@
 /*
  * Swap-in: swapped pages back to memory, on a fault with the readahead
  * policy's window around it (readahead.c picks the pages), and in bulk, in
- * slot order, for the drain.
+ * the backend's order, for the drain.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -35,22 +35,23 @@ static uint64_t keep_copy(struct data_space *ds, struct inode *inode, uint64_t s
 
 /*
  * Load nr slots into pages with inode->lock dropped, so that other faults on
- * the file go on; called and returns with it held for writing.  Returns the
- * backend's result, or 1 when a slot of the inode was freed meanwhile: what
- * was read may be stale, and the caller throws it away.
+ * the file go on; called and returns with it held for writing.  No slot the
+ * load reads is given back before its pages are checked, unless freeing
+ * could not wait (data_free_slot): then it returns 1 and the caller throws
+ * what it read away.  Otherwise the backend's result: a page is its own
+ * while its entry still names the slot it read.
  */
 static int load_unlocked(struct data_space *ds, struct inode *inode, const uint64_t *slots,
 			 void *const *pages, unsigned int nr)
 {
-	uint64_t gen = inode->slot_gen;
+	uint64_t gen = data_load_begin(inode);
 	int ret;
 
-	data_load_begin(inode);
 	pthread_rwlock_unlock(&inode->lock);
 	ret = ds->backend->ops->load(ds->backend, slots, pages, nr);
 	data_load_end(ds, inode);
 	pthread_rwlock_wrlock(&inode->lock);
-	return inode->slot_gen != gen ? 1 : ret;
+	return data_load_recheck(ds, inode, gen) ? 1 : ret;
 }
 
 /*
@@ -157,10 +158,6 @@ int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_
 		}
 		if (!nr)
 			break;
-		/*
-		 * Unlocked, but once more under the lock if a slot was freed
-		 * meanwhile: a writer of the same pages cannot starve a read.
-		 */
 		ret = may_unlock ? load_unlocked(ds, inode, slots, pages, nr) :
 				   ds->backend->ops->load(ds->backend, slots, pages, nr);
 		if (ret < 0) {
@@ -169,9 +166,18 @@ int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_
 			log_limited(&load_log, LOG_ERR, "%u swapped pages failed to load: EIO", nr);
 			err = -EIO;
 		}
-		if (ret > 0) {
-			may_unlock = false;
-			index = idx[0]; /* the same batch again */
+		for (unsigned int i = 0; i < nr && may_unlock; i++) {
+			entry = pagemap_get(&inode->pages, idx[i]);
+			/*
+			 * Thrown away, or swapped again elsewhere while it
+			 * loaded: the batch once more, under the lock, so that
+			 * a writer of the same pages cannot starve a read.
+			 */
+			if (ret > 0 || (!ret && pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED &&
+					pagemap_slot(entry) != slots[i])) {
+				may_unlock = false;
+				index = idx[0];
+			}
 		}
 		for (unsigned int i = 0; i < nr; i++) {
 			if (ret || !is_still_swapped(inode, idx[i], slots[i]) ||
@@ -284,6 +290,8 @@ int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from,
 		atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
 		done++;
 	}
+	/* Nothing kept back for loads of others: the backend's count is exact. */
+	data_wait_loads(ds, inode);
 	for (unsigned int i = 0; i < nr_pieces; i++) {
 		if (!pieces[i].ret)
 			continue;

@@ -268,10 +268,10 @@ static void *swapin_main(void *arg)
 /*
  * A swap-in loads with the file unlocked, so that other faults on it go on.
  * While its load is held at the gate the file can be locked, and a write
- * over a page being loaded waits for the load before it frees that page's
- * slot (no slot is reused under a load); the swap-in then throws away what
- * it read and loads again under the lock: the written page keeps its bytes,
- * the others their own, and no slot or pool page leaks.
+ * over a page being loaded goes on at once: the page's slot is kept back,
+ * not reused, until the load ends.  The swap-in then leaves the written
+ * page alone and brings the others in from that one load; the slot goes
+ * back as it takes the lock again, and no slot or pool page leaks.
  */
 static void test_write_during_swapin(void)
 {
@@ -281,8 +281,8 @@ static void test_write_during_swapin(void)
 	struct swapin_thread t = { .len = NR * P };
 	struct timespec deadline;
 	struct inode f;
-	struct locked_change c = { .size = UINT64_MAX, .news = news, .len = P, .off = 2 * P };
 	unsigned int nr_loads;
+	ssize_t ret;
 
 	check_set_context("write during swap-in");
 	if (!gated_space_new(&ds, &g))
@@ -301,26 +301,21 @@ static void test_write_during_swapin(void)
 	}
 	CHECK_EQ(0, faulty_wait_calls(g, FAULTY_LOAD, nr_loads + 1, GATE_TIMEOUT_S * 1000));
 
-	/* The load is in flight and the file is free. */
+	/* The load is in flight and the file is free: the write does not wait for it. */
+	memset(news, 0x5a, P);
 	clock_gettime(CLOCK_MONOTONIC, &deadline);
 	deadline.tv_sec += 1;
-	if (CHECK_EQ(0, pthread_rwlock_clockwrlock(&f.lock, CLOCK_MONOTONIC, &deadline)))
+	if (CHECK_EQ(0, pthread_rwlock_clockwrlock(&f.lock, CLOCK_MONOTONIC, &deadline))) {
+		ret = data_write_mem(&ds, &f, news, P, 2 * P);
+		CHECK_EQ((ssize_t)P, ret);
+		CHECK_EQ(1, f.nr_deferred);
 		pthread_rwlock_unlock(&f.lock);
-
-	memset(news, 0x5a, P);
-	c.ds = &ds;
-	c.inode = &f;
-	if (!change_after_gate(&c, g, FAULTY_LOAD)) {
-		change_let_go(&c);
-		pthread_join(t.thread, NULL);
-		return;
 	}
-	CHECK_EQ((ssize_t)P, c.ret);
-	change_let_go(&c);
+	CHECK_EQ(NR, backend_stored(&ds)); /* kept back: the load may be reading it */
+	faulty_gate_open(g, FAULTY_LOAD);
 	pthread_join(t.thread, NULL);
 	CHECK_EQ(0, t.ret);
-	/* Loaded twice: the first read was thrown away. */
-	CHECK_EQ(nr_loads + 2, faulty_nr_calls(g, FAULTY_LOAD));
+	CHECK_EQ(nr_loads + 1, faulty_nr_calls(g, FAULTY_LOAD));
 	for (uint64_t i = 0; i < NR; i++) {
 		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
 		if (i == 2)
@@ -329,9 +324,160 @@ static void test_write_during_swapin(void)
 			check_pattern(&ds, &f, i, 4);
 	}
 	/* The clean ones keep their copies; the written one's slot went back. */
+	CHECK_EQ(0, f.nr_deferred);
 	CHECK_EQ(NR - 1, backend_stored(&ds));
 	CHECK_EQ(NR, pool_in_use(&ds));
 	CHECK_EQ(0, atomic_load(&f.nr_loading));
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(0, data_truncate(&ds, &f, 0));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(0, backend_stored(&ds));
+	CHECK_EQ(0, pool_in_use(&ds));
+	space_destroy(&ds);
+}
+
+/*
+ * While a swap-in's load is held, its page is written and evicted again,
+ * to a slot of its own (the old one is kept back): the swap-in loads that
+ * batch once more under the lock, and the page reads as written.
+ */
+static void test_evict_during_swapin(void)
+{
+	static unsigned char news[P];
+	struct data_space ds;
+	struct faulty_backend *g;
+	struct swapin_thread t = { .len = NR * P };
+	struct inode f;
+	unsigned int nr_loads;
+	uint64_t slot;
+
+	check_set_context("evict during swap-in");
+	if (!gated_space_new(&ds, &g))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 5);
+	CHECK_EQ(NR, reclaim_batch(&ds, NULL));
+	slot = pagemap_slot(pagemap_get(&f.pages, 1));
+	nr_loads = faulty_nr_calls(g, FAULTY_LOAD);
+	faulty_gate_close(g, FAULTY_LOAD);
+	t.ds = &ds;
+	t.inode = &f;
+	if (!CHECK_EQ(0, pthread_create(&t.thread, NULL, swapin_main, &t))) {
+		faulty_gate_open(g, FAULTY_LOAD);
+		return;
+	}
+	CHECK_EQ(0, faulty_wait_calls(g, FAULTY_LOAD, nr_loads + 1, GATE_TIMEOUT_S * 1000));
+	pattern(news, 9, 1); /* not same-filled: it takes a slot */
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ((ssize_t)P, data_write_mem(&ds, &f, news, P, 1 * P));
+	pthread_rwlock_unlock(&f.lock);
+	/* Stores go on while a load is held: only loads wait at the gate. */
+	CHECK_EQ(1, reclaim_batch(&ds, NULL));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 1));
+	CHECK(pagemap_slot(pagemap_get(&f.pages, 1)) != slot);
+	faulty_gate_open(g, FAULTY_LOAD);
+	pthread_join(t.thread, NULL);
+	CHECK_EQ(0, t.ret);
+	CHECK_EQ(nr_loads + 2, faulty_nr_calls(g, FAULTY_LOAD));
+	for (uint64_t i = 0; i < NR; i++) {
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
+		if (i == 1)
+			check_page(&ds, &f, i, news);
+		else
+			check_pattern(&ds, &f, i, 5);
+	}
+	CHECK_EQ(0, f.nr_deferred);
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(0, data_truncate(&ds, &f, 0));
+	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(0, backend_stored(&ds));
+	CHECK_EQ(0, pool_in_use(&ds));
+	space_destroy(&ds);
+}
+
+/* A truncate past what a file keeps back, then a write and an eviction, all under one lock. */
+struct truncate_write {
+	struct data_space *ds;
+	struct inode *inode;
+	const unsigned char *news;
+	atomic_bool is_done;
+	uint64_t nr_evicted;
+};
+
+static void *truncate_write_main(void *arg)
+{
+	struct truncate_write *c = arg;
+
+	pthread_rwlock_wrlock(&c->inode->lock);
+	data_truncate(c->ds, c->inode, 8 * P);
+	data_write_mem(c->ds, c->inode, c->news, P, 2 * P);
+	c->nr_evicted = reclaim_batch(c->ds, c->inode);
+	pthread_rwlock_unlock(&c->inode->lock);
+	atomic_store(&c->is_done, true);
+	return NULL;
+}
+
+/*
+ * More slots freed during a held load than a file keeps back: the truncate
+ * waits for the read, gives the slots back at once and tells the loader,
+ * which loads its batch again under the lock; a page written and evicted
+ * meanwhile, maybe to a slot the load had read, reads as written.
+ */
+static void test_truncate_during_swapin(void)
+{
+	enum { NR_BIG = 320 };
+	static unsigned char news[P];
+	struct data_space ds;
+	struct faulty_backend *g;
+	struct tier_backend *inner = space_ramdisk(1024);
+	struct swapin_thread t = { .len = 4 * P };
+	struct truncate_write c = { .news = news };
+	struct inode f;
+	unsigned int nr_loads;
+	pthread_t changer;
+
+	check_set_context("truncate during swap-in");
+	if (!inner || !CHECK_EQ(0, faulty_new(inner, true, &g)) ||
+	    !space_new(&ds, faulty_base(g), MEM_PAGES))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR_BIG, 6);
+	CHECK_EQ(NR_BIG, reclaim_pages(&ds, NR_BIG));
+	nr_loads = faulty_nr_calls(g, FAULTY_LOAD);
+	faulty_gate_close(g, FAULTY_LOAD);
+	t.ds = &ds;
+	t.inode = &f;
+	if (!CHECK_EQ(0, pthread_create(&t.thread, NULL, swapin_main, &t))) {
+		faulty_gate_open(g, FAULTY_LOAD);
+		return;
+	}
+	CHECK_EQ(0, faulty_wait_calls(g, FAULTY_LOAD, nr_loads + 1, GATE_TIMEOUT_S * 1000));
+	pattern(news, 9, 2);
+	c.ds = &ds;
+	c.inode = &f;
+	atomic_init(&c.is_done, false);
+	if (!CHECK_EQ(0, pthread_create(&changer, NULL, truncate_write_main, &c))) {
+		faulty_gate_open(g, FAULTY_LOAD);
+		pthread_join(t.thread, NULL);
+		return;
+	}
+	nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+	CHECK(!atomic_load(&c.is_done)); /* past 256 kept back, it waits for the read */
+	faulty_gate_open(g, FAULTY_LOAD);
+	pthread_join(changer, NULL);
+	pthread_join(t.thread, NULL);
+	CHECK_EQ(1, c.nr_evicted);
+	CHECK_EQ(0, t.ret);
+	CHECK_EQ(nr_loads + 2, faulty_nr_calls(g, FAULTY_LOAD)); /* once more, under the lock */
+	for (uint64_t i = 0; i < 4; i++) {
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
+		if (i == 2)
+			check_page(&ds, &f, i, news);
+		else
+			check_pattern(&ds, &f, i, 6);
+	}
+	CHECK_EQ(0, f.nr_unchecked);
+	CHECK_EQ(0, f.nr_deferred);
 	pthread_rwlock_wrlock(&f.lock);
 	CHECK_EQ(0, data_truncate(&ds, &f, 0));
 	pthread_rwlock_unlock(&f.lock);
@@ -1094,6 +1240,8 @@ int main(void)
 	test_store_failure();
 	test_filled_and_clean();
 	test_write_during_swapin();
+	test_evict_during_swapin();
+	test_truncate_during_swapin();
 	test_overlapping_stores(false);
 	test_overlapping_stores(true);
 	test_overlapping_failures();
