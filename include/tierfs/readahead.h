@@ -33,6 +33,7 @@ enum readahead_policy { READAHEAD_AUTO, READAHEAD_DIRECT, READAHEAD_CLUSTER, REA
 /* State and counters, shared by all files; lock-free. */
 struct readahead {
 	_Atomic int policy;		    /* enum readahead_policy as set */
+	bool is_page_cache;		    /* reads come through the kernel's page cache */
 	atomic_uint window;		    /* the last window chosen */
 	atomic_uint_fast64_t nr_hits_since; /* hits since the last window was chosen */
 	atomic_uint_fast64_t nr_hits;	    /* pages read ahead, then used */
@@ -48,7 +49,10 @@ int readahead_parse(const char *s, enum readahead_policy *out);
 
 const char *readahead_name(enum readahead_policy policy);
 
-/* The policy in force: auto resolved for backend (NULL: direct), a chain's last tier. */
+/*
+ * The policy in force: auto resolved for backend (NULL: direct), a chain's
+ * last tier, and for how reads come (the page cache reads ahead itself).
+ */
 enum readahead_policy readahead_effective(const struct readahead *ra,
 					  const struct tier_backend *backend);
 

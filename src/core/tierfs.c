@@ -215,6 +215,7 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 		goto stop_memcg;
 	}
 	space_init(&fs->data, pool, max_pages, opts->readahead, env_limit);
+	fs->data.ra.is_page_cache = opts->cache != CACHE_NEVER;
 	ret = init_swap(&fs->data, opts, ram, opts->memlimit, cgroup_limit != 0, err, err_len);
 	if (ret)
 		goto destroy_space;

@@ -5,7 +5,8 @@
 # directory others may write to and a file someone else made are refused
 # by name; with encrypt=on no evicted text can be found in the swap file,
 # with encrypt=off it can; bytes overwritten in the swap file make the
-# reads of those pages fail with EIO, counted, and nothing else.
+# reads of those pages fail with EIO, counted, and nothing else; auto
+# readahead reads ahead with cache=never only.
 #
 # usage: mnt_swapfile.sh TIERFS TIERCTL
 # Exits 0 pass, 1 fail, 77 skip (not root, no usable /dev/fuse).
@@ -135,5 +136,33 @@ PY
 		ok "encrypt=on: the mount stays up" || fail "encrypt=on: the mount" "up" "down"
 	fusermount3 -u "$mnt"
 fi
+
+# readahead=auto: vma with cache=never, where each read reaches the daemon
+# as the program made it; direct through the page cache, whose own
+# readahead already has the next reads in flight.
+for cache in never auto; do
+	swapdir=$work/swap-ra-$cache
+	mkdir "$swapdir"
+	if ! "$tierfs" "$mnt" -o "size=64M,mem=1M,swapsize=64M,cache=$cache,backend=file:$swapdir"; then
+		fail "cache=$cache: mount" "status 0" "a failure"
+		continue
+	fi
+	cp "$text" "$mnt/text" && "$tierctl" reclaim "$mnt" all >/dev/null
+	[ "$(md5 "$mnt/text")" = "$want" ] && ok "cache=$cache: read back" ||
+		fail "cache=$cache: read back" "$want" "$(md5 "$mnt/text")"
+	json=$("$tierctl" stats "$mnt" --json)
+	expect_policy=direct
+	if [ $cache = never ]; then
+		expect_policy=vma
+		ahead=$(stat_of pages_read_ahead)
+		[ "${ahead:-0}" -gt 0 ] && ok "cache=never: $ahead pages read ahead" ||
+			fail "cache=never: pages read ahead" "> 0" "${ahead:-none}"
+	fi
+	case $json in
+	*'"readahead":{"policy":"'$expect_policy'"'*) ok "cache=$cache: readahead policy $expect_policy" ;;
+	*) fail "cache=$cache: readahead policy" "$expect_policy" "$(echo "$json" | grep -o '"readahead":{[^}]*')" ;;
+	esac
+	fusermount3 -u "$mnt"
+done
 
 finish
