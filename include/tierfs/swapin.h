@@ -54,8 +54,9 @@ void swapin_load_in_turn(void *ctx, struct swapin_piece *pieces, unsigned int nr
  * counted in *nr_hits.  *from moves past the pages looked
  * at, so that a file is walked once however many calls it takes.
  * Allocates without reclaim: the caller made sure they fit.  Returns pages
- * brought back (0: none left from *from on), or -ENOMEM / -EIO with the
- * pages of the failed pieces still swapped and *from unmoved.
+ * brought back (0: none left from *from on), or -ENOMEM / -EIO when none
+ * was and a page could not be.  When some could not, *from stays, so that
+ * the next call looks at them again (and fails if they still cannot).
  */
 int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from, unsigned int max,
 		     uint64_t *nr_hits, swapin_load_fn *load, void *ctx);

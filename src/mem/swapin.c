@@ -199,11 +199,16 @@ int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_
 	return err;
 }
 
+/* A swapped page the drain found: where the backend lays it, its slot and its index. */
+struct found_page {
+	uint64_t key, slot, index;
+};
+
 static int cmp_by_key(const void *a, const void *b)
 {
-	const uint64_t *x = a, *y = b; /* {key, slot, index} */
+	const struct found_page *x = a, *y = b;
 
-	return x[0] < y[0] ? -1 : x[0] > y[0];
+	return x->key < y->key ? -1 : x->key > y->key;
 }
 
 void swapin_load_in_turn(void *ctx, struct swapin_piece *pieces, unsigned int nr)
@@ -219,7 +224,7 @@ int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from,
 		     uint64_t *nr_hits, swapin_load_fn *load, void *ctx)
 {
 	uint64_t (*locate)(struct tier_backend *, uint64_t) = ds->backend->ops->locate;
-	uint64_t(*found)[3] = malloc(max * sizeof(*found));
+	struct found_page *found = malloc(max * sizeof(*found));
 	uint64_t *slots = malloc(max * sizeof(*slots));
 	uint32_t *pfns = malloc(max * sizeof(*pfns));
 	void **pages = malloc(max * sizeof(*pages));
@@ -237,9 +242,11 @@ int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from,
 		if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
 			uint64_t slot = pagemap_slot(entry);
 
-			found[nr][0] = locate ? locate(ds->backend, slot) : slot;
-			found[nr][1] = slot;
-			found[nr++][2] = index;
+			found[nr++] = (struct found_page){
+				.key = locate ? locate(ds->backend, slot) : slot,
+				.slot = slot,
+				.index = index,
+			};
 		} else if (pagemap_kind(entry) == PAGEMAP_KIND_RESIDENT) {
 			struct lru_page *p = lru_page(&ds->lru, pagemap_pfn(entry));
 
@@ -264,28 +271,28 @@ int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from,
 			break;
 		pfns[got] = (uint32_t)pfn;
 		pages[got] = pagepool_addr(ds->pool, (uint32_t)pfn);
-		slots[got] = found[got][1];
+		slots[got] = found[got].slot;
 	}
+	/* Short of pages: those it has come back, and the call fails after. */
 	if (got < nr)
 		err = -ENOMEM;
-	for (unsigned int i = 0; !err && i < nr; i += SWAPIN_PIECE_PAGES)
+	for (unsigned int i = 0; i < got; i += SWAPIN_PIECE_PAGES)
 		pieces[nr_pieces++] = (struct swapin_piece){
 			.slots = slots + i,
 			.pages = pages + i,
-			.nr = nr - i < SWAPIN_PIECE_PAGES ? nr - i : SWAPIN_PIECE_PAGES,
+			.nr = got - i < SWAPIN_PIECE_PAGES ? got - i : SWAPIN_PIECE_PAGES,
 		};
 	if (nr_pieces)
 		load(ctx, pieces, nr_pieces);
 	for (unsigned int i = 0; i < got; i++) {
-		const struct swapin_piece *piece = &pieces[i / SWAPIN_PIECE_PAGES];
-
-		if (err || piece->ret ||
-		    pagemap_set(&inode->pages, found[i][2], pagemap_mk_resident(pfns[i]), NULL)) {
+		if (pieces[i / SWAPIN_PIECE_PAGES].ret ||
+		    pagemap_set(&inode->pages, found[i].index, pagemap_mk_resident(pfns[i]),
+				NULL)) {
 			pagepool_free_page(ds->pool, pfns[i]);
 			continue;
 		}
 		data_free_slot(ds, inode, slots[i]);
-		data_track_resident(ds, inode, found[i][2], pfns[i], 0);
+		data_track_resident(ds, inode, found[i].index, pfns[i], 0);
 		data_untrack_swapped(ds, inode, 1);
 		atomic_fetch_add_explicit(&ds->swap.nr_swapins, 1, memory_order_relaxed);
 		done++;
@@ -297,6 +304,8 @@ int64_t swapin_drain(struct data_space *ds, struct inode *inode, uint64_t *from,
 			continue;
 		atomic_fetch_add_explicit(&ds->swap.nr_swapin_errors, pieces[i].nr,
 					  memory_order_relaxed);
+		log_limited(&load_log, LOG_ERR, "drain: %u swapped pages failed to load: EIO",
+			    pieces[i].nr);
 		err = -EIO;
 	}
 out:
@@ -305,8 +314,7 @@ out:
 	free(pfns);
 	free(pages);
 	free(pieces);
-	if (err)
-		return err;
-	*from = index;
-	return (int64_t)done;
+	if (!err)
+		*from = index;
+	return done || !err ? (int64_t)done : err;
 }

@@ -170,28 +170,42 @@ static void check_loads(struct rig *r, const uint64_t *slots, const char *src, u
 }
 
 /*
- * The chain's locate puts every page of the RAM tier before every page
- * past it, and gives each slot a key of its own.
+ * The chain's locate orders the pages as the tiers lay them out: the RAM
+ * tier's first, then the far tier's, then the file's in the order of the
+ * file's own slots, and gives each slot a key of its own.  Which tier holds
+ * a page, and at which of its slots, is seen by loading it alone.
  */
 static void check_locate(struct rig *r, const uint64_t *slots, unsigned int nr)
 {
-	uint64_t max_ram = 0, min_far = UINT64_MAX;
-	uint64_t *keys = calloc(nr, sizeof(*keys));
-	unsigned int nr_dup = 0;
+	struct placed {
+		uint64_t key, tier, tier_slot;
+	} *p = calloc(nr, sizeof(*p));
+	void *page = aligned_alloc(PAGE_SIZE, PAGE_SIZE);
+	unsigned int nr_bad = 0;
 
 	for (unsigned int i = 0; i < nr; i++) {
-		keys[i] = r->chain->ops->locate(r->chain, slots[i]);
-		if (r->chain->ops->is_slot_sync(r->chain, slots[i]))
-			max_ram = keys[i] > max_ram ? keys[i] : max_ram;
-		else
-			min_far = keys[i] < min_far ? keys[i] : min_far;
+		unsigned int far_calls = r->far ? faulty_nr_calls(r->far, FAULTY_LOAD) : 0;
+		unsigned int file_calls = faulty_nr_calls(r->file, FAULTY_LOAD);
+
+		p[i].key = r->chain->ops->locate(r->chain, slots[i]);
+		CHECK_EQ(0, r->chain->ops->load(r->chain, &slots[i], &page, 1));
+		if (faulty_nr_calls(r->file, FAULTY_LOAD) != file_calls) {
+			p[i].tier = 2;
+			faulty_last_load(r->file, &p[i].tier_slot);
+		} else if (r->far && faulty_nr_calls(r->far, FAULTY_LOAD) != far_calls) {
+			p[i].tier = 1;
+		}
 	}
-	CHECK(max_ram < min_far);
-	qsort(keys, nr, sizeof(*keys), cmp_u64);
-	for (unsigned int i = 1; i < nr; i++)
-		nr_dup += keys[i] == keys[i - 1];
-	CHECK_EQ(0u, nr_dup);
-	free(keys);
+	qsort(p, nr, sizeof(*p), cmp_u64); /* by key, the first member */
+	for (unsigned int i = 1; i < nr; i++) {
+		nr_bad += p[i].key == p[i - 1].key || p[i].tier < p[i - 1].tier;
+		nr_bad += p[i].tier == 2 && p[i - 1].tier == 2 &&
+			  p[i].tier_slot <= p[i - 1].tier_slot;
+	}
+	CHECK_EQ(0u, nr_bad);
+	CHECK(p[nr - 1].tier == 2); /* the file holds some */
+	free(page);
+	free(p);
 }
 
 static void check_empty(struct rig *r)
