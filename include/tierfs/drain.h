@@ -2,9 +2,9 @@
 /*
  * Drain, like swapoff: bring every swapped page back to memory and empty
  * the backend, on a thread of its own, file by file, in batches loaded in
- * the order the backend lays them out, by loader threads beside it.  While
- * it runs reclaim evicts nothing.  It can be stopped between batches with
- * nothing lost, and started again.
+ * the order the backend lays them out, by loader threads beside it where
+ * the backend waits for I/O.  While it runs reclaim evicts nothing.  It
+ * can be stopped between batches with nothing lost, and started again.
  */
 #ifndef TIERFS_DRAIN_H
 #define TIERFS_DRAIN_H

@@ -242,10 +242,10 @@ in_flight() {
 in_flight "unmount in flight"
 in_flight "SIGTERM in flight"
 
-# A slow drain's progress lines (80 ms a load, four at a time: about 4 s):
-# the ETA is what is left at the rate shown (the last second's), within the
-# rounding of the MB/s.
-if mount_faulty load:slow:80; then
+# A slow drain's progress lines (20 ms a load of zpool's, which the drain
+# thread loads alone: about 4 s): the ETA is what is left at the rate shown
+# (the last second's), within the rounding of the MB/s.
+if mount_faulty load:slow:20; then
 	head -c 24M /dev/urandom >"$mnt/eta"
 	"$tierctl" reclaim "$mnt" all >/dev/null
 	"$tierctl" set "$mnt" mem=256M >/dev/null
