@@ -266,6 +266,50 @@ static void *swapin_main(void *arg)
 }
 
 /*
+ * Start a swap-in of t->len bytes of f on its own thread and return once
+ * its load is held at the gate (false: no thread); *nr_loads is the load
+ * count before it.
+ */
+static bool swapin_held(struct data_space *ds, struct faulty_backend *g, struct inode *f,
+			struct swapin_thread *t, unsigned int *nr_loads)
+{
+	*nr_loads = faulty_nr_calls(g, FAULTY_LOAD);
+	faulty_gate_close(g, FAULTY_LOAD);
+	t->ds = ds;
+	t->inode = f;
+	if (!CHECK_EQ(0, pthread_create(&t->thread, NULL, swapin_main, t))) {
+		faulty_gate_open(g, FAULTY_LOAD);
+		return false;
+	}
+	CHECK_EQ(0, faulty_wait_calls(g, FAULTY_LOAD, *nr_loads + 1, GATE_TIMEOUT_S * 1000));
+	return true;
+}
+
+/* Pages [0, nr) of f resident, written reading as news and the others as pattern seed. */
+static void check_swapped_in(struct data_space *ds, struct inode *f, uint64_t nr, uint64_t written,
+			     const unsigned char *news, unsigned int seed)
+{
+	for (uint64_t i = 0; i < nr; i++) {
+		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(f, i));
+		if (i == written)
+			check_page(ds, f, i, news);
+		else
+			check_pattern(ds, f, i, seed);
+	}
+}
+
+/* Truncate f to nothing, see that no slot or pool page is left, and destroy ds. */
+static void truncate_and_destroy(struct data_space *ds, struct inode *f)
+{
+	pthread_rwlock_wrlock(&f->lock);
+	CHECK_EQ(0, data_truncate(ds, f, 0));
+	pthread_rwlock_unlock(&f->lock);
+	CHECK_EQ(0, backend_stored(ds));
+	CHECK_EQ(0, pool_in_use(ds));
+	space_destroy(ds);
+}
+
+/*
  * A swap-in loads with the file unlocked, so that other faults on it go on.
  * While its load is held at the gate the file can be locked, and a write
  * over a page being loaded goes on at once: the page's slot is kept back,
@@ -291,15 +335,8 @@ static void test_write_during_swapin(void)
 	write_pages(&ds, &f, NR, 4);
 	CHECK_EQ(NR, reclaim_batch(&ds, NULL));
 	check_all_swapped(&ds, &f, NR, 4);
-	nr_loads = faulty_nr_calls(g, FAULTY_LOAD);
-	faulty_gate_close(g, FAULTY_LOAD);
-	t.ds = &ds;
-	t.inode = &f;
-	if (!CHECK_EQ(0, pthread_create(&t.thread, NULL, swapin_main, &t))) {
-		faulty_gate_open(g, FAULTY_LOAD);
+	if (!swapin_held(&ds, g, &f, &t, &nr_loads))
 		return;
-	}
-	CHECK_EQ(0, faulty_wait_calls(g, FAULTY_LOAD, nr_loads + 1, GATE_TIMEOUT_S * 1000));
 
 	/* The load is in flight and the file is free: the write does not wait for it. */
 	memset(news, 0x5a, P);
@@ -316,24 +353,13 @@ static void test_write_during_swapin(void)
 	pthread_join(t.thread, NULL);
 	CHECK_EQ(0, t.ret);
 	CHECK_EQ(nr_loads + 1, faulty_nr_calls(g, FAULTY_LOAD));
-	for (uint64_t i = 0; i < NR; i++) {
-		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
-		if (i == 2)
-			check_page(&ds, &f, i, news);
-		else
-			check_pattern(&ds, &f, i, 4);
-	}
+	check_swapped_in(&ds, &f, NR, 2, news, 4);
 	/* The clean ones keep their copies; the written one's slot went back. */
 	CHECK_EQ(0, f.nr_deferred);
 	CHECK_EQ(NR - 1, backend_stored(&ds));
 	CHECK_EQ(NR, pool_in_use(&ds));
 	CHECK_EQ(0, atomic_load(&f.nr_loading));
-	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, data_truncate(&ds, &f, 0));
-	pthread_rwlock_unlock(&f.lock);
-	CHECK_EQ(0, backend_stored(&ds));
-	CHECK_EQ(0, pool_in_use(&ds));
-	space_destroy(&ds);
+	truncate_and_destroy(&ds, &f);
 }
 
 /*
@@ -358,15 +384,8 @@ static void test_evict_during_swapin(void)
 	write_pages(&ds, &f, NR, 5);
 	CHECK_EQ(NR, reclaim_batch(&ds, NULL));
 	slot = pagemap_slot(pagemap_get(&f.pages, 1));
-	nr_loads = faulty_nr_calls(g, FAULTY_LOAD);
-	faulty_gate_close(g, FAULTY_LOAD);
-	t.ds = &ds;
-	t.inode = &f;
-	if (!CHECK_EQ(0, pthread_create(&t.thread, NULL, swapin_main, &t))) {
-		faulty_gate_open(g, FAULTY_LOAD);
+	if (!swapin_held(&ds, g, &f, &t, &nr_loads))
 		return;
-	}
-	CHECK_EQ(0, faulty_wait_calls(g, FAULTY_LOAD, nr_loads + 1, GATE_TIMEOUT_S * 1000));
 	pattern(news, 9, 1); /* not same-filled: it takes a slot */
 	pthread_rwlock_wrlock(&f.lock);
 	CHECK_EQ((ssize_t)P, data_write_mem(&ds, &f, news, P, 1 * P));
@@ -379,20 +398,9 @@ static void test_evict_during_swapin(void)
 	pthread_join(t.thread, NULL);
 	CHECK_EQ(0, t.ret);
 	CHECK_EQ(nr_loads + 2, faulty_nr_calls(g, FAULTY_LOAD));
-	for (uint64_t i = 0; i < NR; i++) {
-		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
-		if (i == 1)
-			check_page(&ds, &f, i, news);
-		else
-			check_pattern(&ds, &f, i, 5);
-	}
+	check_swapped_in(&ds, &f, NR, 1, news, 5);
 	CHECK_EQ(0, f.nr_deferred);
-	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, data_truncate(&ds, &f, 0));
-	pthread_rwlock_unlock(&f.lock);
-	CHECK_EQ(0, backend_stored(&ds));
-	CHECK_EQ(0, pool_in_use(&ds));
-	space_destroy(&ds);
+	truncate_and_destroy(&ds, &f);
 }
 
 /* A truncate past what a file keeps back, then a write and an eviction, all under one lock. */
@@ -443,15 +451,8 @@ static void test_truncate_during_swapin(void)
 	file_init(&f);
 	write_pages(&ds, &f, NR_BIG, 6);
 	CHECK_EQ(NR_BIG, reclaim_pages(&ds, NR_BIG));
-	nr_loads = faulty_nr_calls(g, FAULTY_LOAD);
-	faulty_gate_close(g, FAULTY_LOAD);
-	t.ds = &ds;
-	t.inode = &f;
-	if (!CHECK_EQ(0, pthread_create(&t.thread, NULL, swapin_main, &t))) {
-		faulty_gate_open(g, FAULTY_LOAD);
+	if (!swapin_held(&ds, g, &f, &t, &nr_loads))
 		return;
-	}
-	CHECK_EQ(0, faulty_wait_calls(g, FAULTY_LOAD, nr_loads + 1, GATE_TIMEOUT_S * 1000));
 	pattern(news, 9, 2);
 	c.ds = &ds;
 	c.inode = &f;
@@ -469,21 +470,10 @@ static void test_truncate_during_swapin(void)
 	CHECK_EQ(1, c.nr_evicted);
 	CHECK_EQ(0, t.ret);
 	CHECK_EQ(nr_loads + 2, faulty_nr_calls(g, FAULTY_LOAD)); /* once more, under the lock */
-	for (uint64_t i = 0; i < 4; i++) {
-		CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, i));
-		if (i == 2)
-			check_page(&ds, &f, i, news);
-		else
-			check_pattern(&ds, &f, i, 6);
-	}
+	check_swapped_in(&ds, &f, 4, 2, news, 6);
 	CHECK_EQ(0, f.nr_unchecked);
 	CHECK_EQ(0, f.nr_deferred);
-	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, data_truncate(&ds, &f, 0));
-	pthread_rwlock_unlock(&f.lock);
-	CHECK_EQ(0, backend_stored(&ds));
-	CHECK_EQ(0, pool_in_use(&ds));
-	space_destroy(&ds);
+	truncate_and_destroy(&ds, &f);
 }
 
 /* Finish the pending pages and isolate no more: reclaim from empty lists. */
