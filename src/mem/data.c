@@ -21,7 +21,7 @@
 #include "data_priv.h"
 
 /*
- * Slots an inode keeps back while its loads are in flight, at most: a few
+ * Slots an inode keeps back while its loads are unchecked, at most: a few
  * swap-ins' batches and their readahead.  Past that, whoever frees waits.
  */
 #define DATA_MAX_DEFERRED 256
@@ -136,13 +136,22 @@ static void wait_reads(struct data_space *ds, struct inode *inode)
 	pthread_mutex_unlock(&ds->load_lock);
 }
 
+/*
+ * Before a slot goes back without waiting for the checks: wait for the
+ * reads in flight, and tell the unchecked loads to load again.
+ */
+static void unchecked_load_again(struct data_space *ds, struct inode *inode)
+{
+	wait_reads(ds, inode);
+	if (inode->nr_unchecked)
+		inode->slot_gen++;
+}
+
 void data_wait_loads(struct data_space *ds, struct inode *inode)
 {
 	if (!inode->nr_deferred)
 		return;
-	wait_reads(ds, inode);
-	if (inode->nr_unchecked)
-		inode->slot_gen++;
+	unchecked_load_again(ds, inode);
 	give_back_deferred(ds, inode);
 }
 
@@ -156,8 +165,7 @@ void data_free_slot(struct data_space *ds, struct inode *inode, uint64_t slot)
 			return;
 		}
 		/* A truncate of many pages, or no memory: the loads load again. */
-		wait_reads(ds, inode);
-		inode->slot_gen++;
+		unchecked_load_again(ds, inode);
 	}
 	ds->backend->ops->free(ds->backend, &slot, 1);
 }

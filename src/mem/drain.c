@@ -148,8 +148,11 @@ static uint64_t nr_stored(struct data_space *ds)
 	return bs.stored_pages;
 }
 
-/* One pass over every file; returns 0, -EINTR when stopped, or -errno. */
-static int drain_pass(struct drain *d, struct drain_loaders *loaders)
+/*
+ * One pass over every file, loading through load (ctx its first argument);
+ * returns 0, -EINTR when stopped, or -errno.
+ */
+static int drain_pass(struct drain *d, swapin_load_fn *load, void *ctx)
 {
 	struct inode *inode = NULL;
 	int err = 0;
@@ -166,11 +169,7 @@ static int drain_pass(struct drain *d, struct drain_loaders *loaders)
 				break;
 			}
 			pthread_rwlock_wrlock(&inode->lock);
-			n = loaders->nr_threads ?
-				    swapin_drain(d->ds, inode, &from, DRAIN_BATCH, &hits,
-						 loaders_run, loaders) :
-				    swapin_drain(d->ds, inode, &from, DRAIN_BATCH, &hits,
-						 swapin_load_in_turn, d->ds->backend);
+			n = swapin_drain(d->ds, inode, &from, DRAIN_BATCH, &hits, load, ctx);
 			pthread_rwlock_unlock(&inode->lock);
 			if (n < 0)
 				err = (int)n;
@@ -195,7 +194,8 @@ static void *drain_thread(void *arg)
 	loaders_start(&loaders, d->ds->backend);
 	/* Pages freed behind the walk and swapped again are found by the next pass. */
 	for (int pass = 0; pass < 4 && !err && nr_stored(d->ds); pass++)
-		err = drain_pass(d, &loaders);
+		err = loaders.nr_threads ? drain_pass(d, loaders_run, &loaders) :
+					   drain_pass(d, swapin_load_in_turn, d->ds->backend);
 	loaders_stop(&loaders);
 	atomic_store(&d->ds->is_draining, false);
 	pthread_mutex_lock(&d->lock);

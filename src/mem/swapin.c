@@ -123,6 +123,19 @@ free_pages:
 		pagepool_free_page(ds->pool, pfns[i]);
 }
 
+/* Whether a page of the batch is swapped to a slot other than the one loaded. */
+static bool is_any_moved(struct inode *inode, const uint64_t *idx, const uint64_t *slots,
+			 unsigned int nr)
+{
+	for (unsigned int i = 0; i < nr; i++) {
+		uint64_t entry = pagemap_get(&inode->pages, idx[i]);
+
+		if (pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED && pagemap_slot(entry) != slots[i])
+			return true;
+	}
+	return false;
+}
+
 int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_t len)
 {
 	enum { BATCH = 32 };
@@ -166,18 +179,14 @@ int swapin_range(struct data_space *ds, struct inode *inode, uint64_t off, size_
 			log_limited(&load_log, LOG_ERR, "%u swapped pages failed to load: EIO", nr);
 			err = -EIO;
 		}
-		for (unsigned int i = 0; i < nr && may_unlock; i++) {
-			entry = pagemap_get(&inode->pages, idx[i]);
-			/*
-			 * Thrown away, or swapped again elsewhere while it
-			 * loaded: the batch once more, under the lock, so that
-			 * a writer of the same pages cannot starve a read.
-			 */
-			if (ret > 0 || (!ret && pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED &&
-					pagemap_slot(entry) != slots[i])) {
-				may_unlock = false;
-				index = idx[0];
-			}
+		/*
+		 * Thrown away, or a page swapped again elsewhere while it
+		 * loaded: the batch once more, under the lock, so that a writer
+		 * of the same pages cannot starve a read.
+		 */
+		if (ret > 0 || (!ret && may_unlock && is_any_moved(inode, idx, slots, nr))) {
+			may_unlock = false;
+			index = idx[0];
 		}
 		for (unsigned int i = 0; i < nr; i++) {
 			if (ret || !is_still_swapped(inode, idx[i], slots[i]) ||
