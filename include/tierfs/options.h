@@ -37,8 +37,9 @@ struct tierfs_options {
 	gid_t gid;
 	enum cache_mode cache;
 	enum transport_mode transport;
-	uint64_t mem;				/* resident budget, bytes; 0 = from the machine */
-	uint64_t memlimit;			/* footprint limit, bytes; 0 = none */
+	unsigned int ring_poll_us; /* ring_poll=: the ring's threads poll this long; 0 off */
+	uint64_t mem;		   /* resident budget, bytes; 0 = from the machine */
+	uint64_t memlimit;	   /* footprint limit, bytes; 0 = none */
 	const struct tier_backend_ops *backend; /* NULL: backend=none */
 	const struct tier_backend_ops *upper;	/* a chain's RAM tier: backend=zpool+file:PATH */
 	const struct tier_backend_ops *lower;	/* file or redis, alone or a chain's last tier */
@@ -86,6 +87,8 @@ int options_parse_size(const char *s, uint64_t whole, uint64_t *out);
 /* pool_max='s default: a share of the memory limit, as zswap's max_pool_percent. */
 #define OPTIONS_POOL_MAX_PCT 25
 #define OPTIONS_REDIS_TTL_S 600 /* redis_ttl= */
+#define OPTIONS_RING_POLL_US 50 /* ring_poll= */
+#define OPTIONS_RING_POLL_MAX_US 10000
 
 /*
  * Parse pool_max=: a size (into *bytes, *is_pct false) or N% of the memory

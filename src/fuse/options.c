@@ -41,6 +41,8 @@ const char options_usage[] =
 	"  -o cache=auto|always|never  kernel page cache use (auto)\n"
 	"  -o transport=auto|uring|classic  how requests reach the daemon: FUSE over\n"
 	"                 io_uring or /dev/fuse (auto)\n"
+	"  -o ring_poll=US  after a request, the ring's threads look for the next one\n"
+	"                 this many microseconds before they sleep; 0: never (50)\n"
 	"  -o mem=SIZE    resident budget, at least 4k (half of MemAvailable)\n"
 	"  -o memlimit=SIZE  memory the daemon may use in all: resident pages, a RAM\n"
 	"                 backend's pool, page stock and descriptors; at least 32m (none)\n"
@@ -475,6 +477,11 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			return fail("invalid backend= value '%s': want %s", val,
 				    backend_values(values, sizeof(values)));
 		}
+	} else if (!strcmp(opt, "ring_poll") && val) {
+		if (parse_uint(val, 10, OPTIONS_RING_POLL_MAX_US, &n))
+			return fail("invalid ring_poll= value '%s': want microseconds, 0 to %u",
+				    val, OPTIONS_RING_POLL_MAX_US);
+		o->ring_poll_us = (unsigned int)n;
 	} else if (!strcmp(opt, "redis_timeout") && val) {
 		if (parse_uint(val, 10, 600000, &n) || !n)
 			return fail("invalid redis_timeout= value '%s': want milliseconds, 1 to "
@@ -628,6 +635,8 @@ static const char *fixed_change(const struct tierfs_options *a, const struct tie
 		return "cache=";
 	if (a->transport != b->transport)
 		return "transport=";
+	if (a->ring_poll_us != b->ring_poll_us)
+		return "ring_poll=";
 	if (a->backend != b->backend || a->upper != b->upper || a->lower != b->lower ||
 	    strcmp(a->swap_path, b->swap_path) || strcmp(a->spill_path, b->spill_path))
 		return "backend=";
@@ -876,6 +885,7 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 	o->is_pool_max_pct = true;
 	o->is_encrypted = true;
 	o->redis_ttl_s = OPTIONS_REDIS_TTL_S;
+	o->ring_poll_us = OPTIONS_RING_POLL_US;
 	o->codec = codec_table[0];
 	o->codec_level = o->codec->default_level;
 	o->allow_other = getuid() == 0;
@@ -942,6 +952,8 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 				    o->redis_wait	? "wait" :
 							  "ttl");
 	}
+	if (o->transport == TRANSPORT_CLASSIC && o->ring_poll_us != OPTIONS_RING_POLL_US)
+		return fail("ring_poll=%u: transport=classic has no ring", o->ring_poll_us);
 	if (o->allow_other && !o->is_remount && add_kernel_opt(o, "allow_other"))
 		return fail("too many mount options");
 	return 0;

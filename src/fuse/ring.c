@@ -92,6 +92,8 @@ struct ring {
 	atomic_bool is_offered; /* the kernel's INIT offered the ring */
 	atomic_bool is_on;	/* replies may belong to ring entries */
 	atomic_bool is_stopping;
+	int64_t poll_ns;
+	_Atomic int64_t last_request_ns;
 	pthread_mutex_t work_lock;
 	pthread_cond_t work_cond;
 	struct ring_ent *work_head, *work_tail;
@@ -305,6 +307,14 @@ static void *worker_main(void *arg)
 	return NULL;
 }
 
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 /* A request arrived in e: put it back in /dev/fuse's layout and serve it. */
 static void on_request(struct ring_ent *e)
 {
@@ -328,6 +338,7 @@ static void on_request(struct ring_ent *e)
 	memcpy(e->msg, &in, sizeof(in));
 	memcpy(e->msg + sizeof(in), e->hdr->op_in, op_len);
 	atomic_fetch_add_explicit(&r->fs->transport.nr_ring_requests, 1, memory_order_relaxed);
+	atomic_store_explicit(&r->last_request_ns, now_ns(), memory_order_relaxed);
 	if (fs_may_block(r->fs, &in, e->msg + sizeof(in)))
 		hand_off(r, e);
 	else
@@ -387,12 +398,29 @@ static void on_cqe(struct ring_ent *e, int res)
 	prep_cmd(e, RING_CMD_REGISTER);
 }
 
-static int64_t now_ns(void)
+/*
+ * Before q's thread sleeps: while any queue had a request in the last
+ * ring_poll= microseconds, look for the next one instead, yielding to
+ * whatever else wants the CPU.  A round trip whose client wakes on a CPU
+ * that sleeps (halted, in a VM) costs that CPU's wake-up; a CPU kept busy
+ * here is not idle, so the scheduler wakes the client where its request
+ * was served, and the next request finds this thread awake.
+ */
+static void poll_queue(struct ring_queue *q)
 {
-	struct timespec ts;
+	struct ring *r = q->r;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	if (!r->poll_ns || io_uring_cq_ready(&q->uring))
+		return;
+	io_uring_submit(&q->uring);
+	while (!io_uring_cq_ready(&q->uring)) {
+		int64_t last = atomic_load_explicit(&r->last_request_ns, memory_order_relaxed);
+
+		if (now_ns() - last > r->poll_ns || atomic_load(&r->is_stopping))
+			return;
+		sched_yield(); /* also runs the task work that posts a request's CQE */
+	}
+	atomic_fetch_add_explicit(&r->fs->transport.nr_poll_hits, 1, memory_order_relaxed);
 }
 
 static void *queue_main(void *arg)
@@ -422,6 +450,7 @@ static void *queue_main(void *arg)
 				break;
 			ret = io_uring_submit_and_wait_timeout(&q->uring, &cqe, 1, &wait, NULL);
 		} else {
+			poll_queue(q);
 			ret = io_uring_submit_and_wait(&q->uring, 1);
 		}
 		if (ret < 0 && ret != -EINTR && ret != -ETIME && ret != -EBUSY) {
@@ -661,6 +690,10 @@ int ring_new(struct fuse_session *se, struct tierfs *fs, struct ring **out, char
 		return -ENOMEM;
 	r->se = se;
 	r->fs = fs;
+	/* With one CPU a thread that polls only takes turns from the one it waits for. */
+	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+		r->poll_ns = (int64_t)fs->opts.ring_poll_us * 1000;
+	fs->transport.poll_us = (unsigned int)(r->poll_ns / 1000);
 	r->fd = fuse_session_fd(se);
 	pthread_mutex_init(&r->work_lock, NULL);
 	pthread_cond_init(&r->work_cond, NULL);

@@ -752,9 +752,49 @@ check_transport() {
 			fail "$n: footprint counts the ring" ">= ring + 8 MiB" \
 				"footprint ${foot:-none}, ring ${ring:-none}"
 		fi
+		[ $t = uring ] && check_ring_poll "$n"
 		end_mnt "$n"
 	done
 	tierfs=$tierfs_given
+}
+
+# The daemon's CPU time so far, in clock ticks.
+daemon_ticks() {
+	pid=$(pgrep -f -- "$tierfs $mnt" | head -n 1)
+	awk '{ print $14 + $15 }' "/proc/$pid/stat" 2>/dev/null
+}
+
+# ring_poll=: between requests the ring's threads look for the next one
+# (the stats count how often they found it) and stop looking once no
+# request came for that long, so an idle mount takes no CPU.
+check_ring_poll() {
+	n="$1"
+	i=0
+	while [ $i -lt 2000 ]; do
+		: >"$mnt/p$i"
+		i=$((i + 1))
+	done
+	hits=$(stat_of "$mnt" poll_hits)
+	if [ "$(nproc)" -lt 2 ]; then
+		expect "$n: one CPU, no polling" "0 0" "$(stat_of "$mnt" poll_us) $hits"
+	elif [ "${hits:-0}" -gt 0 ] 2>/dev/null; then
+		ok "$n: ring_poll=$(stat_of "$mnt" poll_us): found the next request $hits times"
+	else
+		fail "$n: poll_hits after 2000 creates" "more than 0" "${hits:-none}"
+	fi
+	sleep 0.5
+	before=$(daemon_ticks)
+	sleep 2
+	after=$(daemon_ticks)
+	if [ -n "$before" ] && [ -n "$after" ] && [ $((after - before)) -le 10 ]; then
+		ok "$n: idle, the daemon took $((after - before)) ticks in 2 s"
+	else
+		fail "$n: idle daemon's CPU in 2 s" "<= 10 ticks" "${before:-none} -> ${after:-none}"
+	fi
+	end_mnt "$n"
+	mount_new "$n,ring_poll=0" "$n,ring_poll=0" || return
+	: >"$mnt/p" && : >"$mnt/q"
+	expect "$n,ring_poll=0: no polling" "0 0" "$(stat_of "$mnt" poll_us) $(stat_of "$mnt" poll_hits)"
 }
 
 # A store through a shared mapping is seen by read(2) before munmap or msync.

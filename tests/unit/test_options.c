@@ -151,6 +151,7 @@ static void test_own_keys(void)
 	CHECK_EQ(34, o.gid);
 	CHECK_EQ(CACHE_NEVER, o.cache);
 	CHECK_EQ(TRANSPORT_AUTO, o.transport);
+	CHECK_EQ(OPTIONS_RING_POLL_US, o.ring_poll_us);
 	CHECK_STR("/mnt", o.mountpoint);
 	/* tierfs's own keys are not handed to the kernel. */
 	CHECK(!strstr(o.kernel_opts, "size"));
@@ -188,6 +189,19 @@ static void test_own_keys(void)
 		CHECK_EQ(512ULL << 20, o.memlimit);
 		CHECK_EQ(RAM / 4, o.mem);
 		CHECK(!strstr(o.kernel_opts, "memlimit"));
+	}
+
+	/* ring_poll=, in microseconds; 0 turns polling off. */
+	{
+		char *argv_poll[] = { "tierfs", "-o", "transport=uring,ring_poll=0", "/mnt", NULL };
+		char *argv_poll_auto[] = { "tierfs", "-o", "ring_poll=200", "/mnt", NULL };
+
+		CHECK_EQ(0, options_parse(ARGC(argv_poll), argv_poll, RAM, &o, err, sizeof(err)));
+		CHECK_EQ(0, o.ring_poll_us);
+		CHECK(!strstr(o.kernel_opts, "ring_poll"));
+		CHECK_EQ(0, options_parse(ARGC(argv_poll_auto), argv_poll_auto, RAM, &o, err,
+					  sizeof(err)));
+		CHECK_EQ(200, o.ring_poll_us);
 	}
 
 	/* encrypt=, the file backend's seals; not the kernel's business. */
@@ -248,6 +262,10 @@ static void test_bad_options(void)
 		{ "cache=", "cache" },
 		{ "transport=fast", "transport" },
 		{ "transport=", "transport" },
+		{ "ring_poll=-1", "ring_poll" },
+		{ "ring_poll=10001", "ring_poll" },
+		{ "ring_poll=5us", "ring_poll" },
+		{ "transport=classic,ring_poll=20", "ring_poll" },
 		{ "ro=1", "ro" },
 		{ "size=1m,colour=blue", "colour" },
 		{ "memlimit=1m", "memlimit" },
