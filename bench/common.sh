@@ -160,6 +160,16 @@ find_tierctl()
 
 # wait_mounted MNT PID: waits up to 10 s for MNT to be mounted while PID
 # (the daemon, or empty) lives; fails if it is not.
+# transport_opts T: tierfs's options for a bench's transport T: classic,
+# uring, auto, or uring-nopoll (the ring with its threads never polling).
+transport_opts()
+{
+	case "$1" in
+	uring-nopoll) echo "transport=uring,ring_poll=0" ;;
+	*) echo "transport=$1" ;;
+	esac
+}
+
 wait_mounted()
 {
 	for _ in $(seq 100); do

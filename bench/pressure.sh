@@ -46,6 +46,7 @@ usage: pressure.sh [--tierfs PATH] [--tierctl PATH] [--limit-mb N] [--data-mb N]
                   chain, is the match for --kernel zswap
   --runtime S     seconds of each 4 KiB random read job (10)
   --compress PCT  fio --buffer_compress_percentage (50)
+  --transport T   tierfs transport= (auto); uring-nopoll: the ring, ring_poll=0
   --mmap-job-mb N each mmap fio job reads its own N MiB region of the data
                   (default a quarter of --limit-mb: 256 at 1 GiB; as many jobs as
                   fit in --data-mb)
@@ -73,6 +74,7 @@ TIERFS_LIMIT_MB=
 BACKEND=zpool
 RUNTIME=10
 COMPRESS=50
+TRANSPORT=auto
 MMAP_JOB_MB=
 QUICK=0
 RESULTS=
@@ -91,6 +93,7 @@ while [ $# -gt 0 ]; do
 	--backend) BACKEND=${2-}; shift ;;
 	--runtime) RUNTIME=${2-}; shift ;;
 	--compress) COMPRESS=${2-}; shift ;;
+	--transport) TRANSPORT=${2-}; shift ;;
 	--mmap-job-mb) MMAP_JOB_MB=${2-}; shift ;;
 	--results) RESULTS=${2-}; shift ;;
 	--kernel) KERNEL=${2-}; shift ;;
@@ -469,7 +472,8 @@ fi
 	echo "# NOTE: tierfs's cgroup limit is ${LIMIT_MB}MiB plus the peak of zram's pool" \
 		"(mem_used_max), measured on the kernel side: the same total memory"
 echo "# tierfs: size=${FS_MB}m ${MEM_OPT:-no mem= (from the cgroup limit) }($((MEM_MB * 100 / LIMIT_MB)) % of ${LIMIT_MB}MiB)" \
-	"backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto; daemon -f in the cgroup;" \
+	"backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto $(transport_opts "$TRANSPORT");" \
+	"daemon -f in the cgroup;" \
 	"memory.memsw.limit_in_bytes = the limit (no kernel swap)"
 echo "# check: fio verify=crc32c ${VERIFY_MB}MiB written first, read last; md5 of 3x${SAMPLE_MB}MiB" \
 	"of the data, tierfs against the kernel"
@@ -510,7 +514,7 @@ CG=$(cg_new "$CG_BASE.tierfs" "$TIERFS_LIMIT_MB" noswap) || die "cannot create m
 # Not through in_cg: a function run in the background is a subshell, and $!
 # must be the daemon itself.
 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$TIERFS" "$TIERFS_MNT" -f \
-	-o "size=${FS_MB}m,${MEM_OPT}backend=$BACKEND,compressor=lz4,swapsize=${DATA_MB}m" \
+	-o "size=${FS_MB}m,${MEM_OPT}backend=$BACKEND,compressor=lz4,swapsize=${DATA_MB}m,$(transport_opts "$TRANSPORT")" \
 	2>>"$LOG" 9>&- &
 DAEMON_PID=$!
 wait_mounted "$TIERFS_MNT" "$DAEMON_PID" || die "tierfs did not mount $TIERFS_MNT: $(cat "$LOG")"
@@ -656,7 +660,7 @@ if [ -n "$RESULTS" ]; then
 	fi
 	param "cgroup v1 memory.limit_in_bytes" "${LIMIT_MB} MiB (kernel), ${TIERFS_LIMIT_MB} MiB (tierfs)"
 	param data "${DATA_MB} MiB, fio buffer_compress_percentage=$COMPRESS refill_buffers randseed=1"
-	param "tierfs" "${MEM_OPT:-no mem= (from the cgroup limit), }backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto, memsw limit = limit"
+	param "tierfs" "${MEM_OPT:-no mem= (from the cgroup limit), }backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto $(transport_opts "$TRANSPORT"), memsw limit = limit"
 	if [ "$KERNEL" = zram ]; then
 		param "kernel" "tmpfs + zram lz4 disksize=${DATA_MB}MiB, swappiness=100"
 	else

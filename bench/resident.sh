@@ -30,7 +30,8 @@ usage: resident.sh [--tierfs PATH] [--createloop PATH] [--nullfs PATH] [--size-m
   --runtime S        seconds each fio job runs (default 10)
   --transports LIST  a tierfs mount for each transport= in LIST (default
                      "classic uring", "classic" where the kernel has no FUSE
-                     over io_uring); the last one is the tierfs column
+                     over io_uring); the last one is the tierfs column;
+                     uring-nopoll is transport=uring,ring_poll=0
   --nullfs PATH      also measure this nullfs binary (bench/nullfs.c), the FUSE
                      ceiling, and print tierfs/nullfs ratios
   --quick            --size-mb 256 --files 2000 --runtime 2 (smoke test)
@@ -85,8 +86,9 @@ find_tierfs
 FILESYSTEMS=tmpfs
 for t in $TRANSPORTS; do
 	case "$t" in
-	classic|uring|auto) FILESYSTEMS="$FILESYSTEMS tierfs_$t"; MAIN=tierfs_$t ;;
-	*) echo "$NAME: --transports: '$t' is not classic, uring or auto" >&2; exit 2 ;;
+	classic|uring|uring-nopoll|auto) FILESYSTEMS="$FILESYSTEMS tierfs_$t"; MAIN=tierfs_$t ;;
+	*) echo "$NAME: --transports: '$t' is not classic, uring, uring-nopoll or auto" >&2
+		exit 2 ;;
 	esac
 done
 [ -n "${MAIN-}" ] || { echo "$NAME: --transports: none given" >&2; exit 2; }
@@ -145,8 +147,8 @@ mount -t tmpfs -o size="$MOUNT_SIZE" tierfs-bench "$TMPFS_MNT" || die "tmpfs mou
 for t in $TRANSPORTS; do
 	mnt=$WORK/tierfs_$t
 	mkdir "$mnt" || die "mkdir $mnt failed"
-	"$TIERFS" "$mnt" -o size="$MOUNT_SIZE,transport=$t" ||
-		die "$TIERFS $mnt -o size=$MOUNT_SIZE,transport=$t failed"
+	opts=$MOUNT_SIZE,$(transport_opts "$t")
+	"$TIERFS" "$mnt" -o size="$opts" || die "$TIERFS $mnt -o size=$opts failed"
 	wait_mounted "$mnt" || die "tierfs returned but $mnt is not mounted"
 done
 if [ -n "$NULLFS" ]; then
@@ -248,25 +250,27 @@ cached_read()
 	echo "$best"
 }
 
-# fio_job MNT RW IOENGINE: one 4 KiB job on a FIO_MB file for RUNTIME seconds,
-# buffered, without cache invalidation; prints IOPS (terse format v3: read
-# IOPS is field 8, write IOPS field 49).  The first job lays the file out with
-# writes, untimed, and nothing reads it before the clock starts: the data is
-# resident in the filesystem, not necessarily in the kernel's page cache over
-# a tierfs, as after any write.
+# fio_job MNT RW IOENGINE [BS [DIRECT]]: one job of BS (4k) on a FIO_MB file
+# for RUNTIME seconds, buffered unless DIRECT is 1, without cache
+# invalidation; prints IOPS, or MiB/s for a BS of 1m (terse format v3: read
+# bandwidth and IOPS are fields 7 and 8, write fields 48 and 49).  The first
+# job lays the file out with writes, untimed, and nothing reads it before the
+# clock starts: the data is resident in the filesystem, not necessarily in
+# the kernel's page cache over a tierfs, as after any write.
 fio_job()
 {
-	local out field
+	local out field bs=${4:-4k} direct=${5:-0} div=1
 
-	out=$(fio --name="$2-$3" --filename="$1/fio.dat" --size="${FIO_MB}m" --bs=4k \
-		--rw="$2" --ioengine="$3" --direct=0 --invalidate=0 --numjobs=1 \
+	out=$(fio --name="$2-$3" --filename="$1/fio.dat" --size="${FIO_MB}m" --bs="$bs" \
+		--rw="$2" --ioengine="$3" --direct="$direct" --invalidate=0 --numjobs=1 \
 		--runtime="$RUNTIME" --time_based --randseed=1 --minimal 2>>"$LOG") || return 1
 	case "$2" in
 	*write) field=49 ;;
 	*) field=8 ;;
 	esac
-	printf '%s\n' "$out" | awk -F';' -v f="$field" '
-		$1 == "3" { if ($5 != 0) exit 1; print $f; found = 1 }
+	[ "$bs" = 1m ] && { field=$((field - 1)); div=1024; }
+	printf '%s\n' "$out" | awk -F';' -v f="$field" -v d="$div" '
+		$1 == "3" { if ($5 != 0) exit 1; print int($f / d); found = 1 }
 		END { exit !found }'
 }
 
@@ -316,6 +320,9 @@ fio_randread_warm()
 	fio_job "$1" randread psync
 }
 fio_randwrite() { fio_job "$1" randwrite psync; }
+# O_DIRECT: every read is a request, whatever the page cache holds.
+fio_direct_randread() { fio_job "$1" randread psync 4k 1; }
+fio_direct_read() { fio_job "$1" read psync 1m 1; }
 fio_mmap_randread() { fio_job "$1" randread mmap; }
 
 measure seqwrite seq_write
@@ -323,6 +330,8 @@ measure seqread cached_read
 measure randread fio_randread
 measure randread_warm fio_randread_warm
 measure randwrite fio_randwrite
+measure drandread fio_direct_randread
+measure dread fio_direct_read
 measure mmapread fio_mmap_randread
 rm -f "$TMPFS_MNT/fio.dat" "$WORK"/tierfs_*/fio.dat "$NULLFS_MNT/fio.dat"
 measure meta meta
@@ -352,7 +361,7 @@ row()
 	done
 	if [ -n "$target" ]; then
 		line="$line | $(awk -v a="${RESULT[$key.tmpfs]}" -v b="$main" -v t="$target" \
-			'BEGIN { r = a > 0 ? b / a : 0; printf ">= %.2f %s", t, r >= t ? "ok" : "BELOW" }')"
+			'BEGIN { r = a > 0 ? b / a : 0; printf ">= %.2f %s", t, (r >= t ? "ok" : "BELOW") }')"
 	fi
 	echo "$line $unit"
 }
@@ -384,6 +393,8 @@ row seqread "cached seq read 1M (dd)*" MiB/s 0.8
 row randread "4K randread psync, cold" IOPS 0.5
 row randread_warm "4K randread psync, warm" IOPS 0.5
 row randwrite "4K randwrite psync" IOPS ""
+row drandread "4K randread O_DIRECT" IOPS ""
+row dread "1M read O_DIRECT" MiB/s ""
 row mmapread "4K randread mmap" IOPS ""
 row create "create*" ops/s ""
 row stat "stat*" ops/s ""
@@ -393,7 +404,8 @@ echo "* best of $REPEAT runs"
 param "dd" "seq write ${SIZE_MB} MiB bs=1M from a ${SRC_MB} MiB incompressible source, + fsync;" \
 	"cached read bs=1M; best of $REPEAT"
 param "fio" "bs=4k ${RUNTIME}s numjobs=1 direct=0 invalidate=0 randseed=1, ${FIO_MB} MiB file;" \
-	"cold: after fio's layout (fadvise DONTNEED), warm: after one dd pass"
+	"cold: after fio's layout (fadvise DONTNEED), warm: after one dd pass;" \
+	"O_DIRECT rows direct=1, the 1M one bs=1m"
 param "createloop" "$NR_FILES empty files in one directory: create, stat, unlink; best of $REPEAT"
 param "mounts" "tmpfs size=$MOUNT_SIZE; tierfs size=$MOUNT_SIZE,transport=T for T in $TRANSPORTS (defaults: cache=auto, mem=, backend=zpool); the tierfs column is transport=${MAIN#tierfs_}"
 [ -z "$NULLFS" ] ||

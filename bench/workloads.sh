@@ -96,15 +96,16 @@ read -ra FUSE_CFLAGS <<<"$(pkg-config --cflags fuse3 2>/dev/null)"
 CFLAGS=(-O2 -c -Iinclude -Isrc -Ibackends ${FUSE_CFLAGS[@]+"${FUSE_CFLAGS[@]}"}
 	-D_GNU_SOURCE -DFUSE_USE_VERSION=314 -DTIERFS_VERSION=\"bench\" -w)
 
-# The sides: tmpfs, then tierfs over each transport the kernel has.
+# The sides: tmpfs, then tierfs over each transport the kernel has, the
+# ring without and with its threads polling.
 SIDES=(tmpfs classic)
-[ -e /sys/module/fuse/parameters/enable_uring ] && SIDES+=(uring)
+[ -e /sys/module/fuse/parameters/enable_uring ] && SIDES+=(uring-nopoll uring)
 
 mount_side()
 {
 	case "$1" in
 	tmpfs) mount -t tmpfs -o size=4g tmpfs "$MNT" ;;
-	*) "$TIERFS" "$MNT" -o "size=4g,transport=$1" 2>>"$LOG" ;;
+	*) "$TIERFS" "$MNT" -o "size=4g,$(transport_opts "$1")" 2>>"$LOG" ;;
 	esac
 }
 
