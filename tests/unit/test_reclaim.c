@@ -17,6 +17,16 @@
 #define SWAP_PAGES 256
 #define GATE_TIMEOUT_S 10 /* only so that a broken reclaim fails instead of hanging */
 
+/* Linked with -Wl,--wrap=malloc: every malloc of a thread that set this fails. */
+void *__real_malloc(size_t size);
+void *__wrap_malloc(size_t size);
+static _Thread_local bool is_malloc_failing;
+
+void *__wrap_malloc(size_t size)
+{
+	return is_malloc_failing ? NULL : __real_malloc(size);
+}
+
 /*
  * Wait until store call number nr has entered; returns the pages it was
  * asked for, or 0 after GATE_TIMEOUT_S.
@@ -359,6 +369,77 @@ static void test_write_during_swapin(void)
 	CHECK_EQ(NR - 1, backend_stored(&ds));
 	CHECK_EQ(NR, pool_in_use(&ds));
 	CHECK_EQ(0, atomic_load(&f.nr_loading));
+	truncate_and_destroy(&ds, &f);
+}
+
+/* A write of page 2 of an inode with no memory to keep its slot back in. */
+struct nomem_write {
+	struct data_space *ds;
+	struct inode *inode;
+	const unsigned char *news;
+	atomic_bool is_done;
+	ssize_t ret;
+	uint32_t nr_deferred;
+};
+
+static void *nomem_write_main(void *arg)
+{
+	struct nomem_write *w = arg;
+
+	pthread_rwlock_wrlock(&w->inode->lock);
+	is_malloc_failing = true;
+	w->ret = data_write_mem(w->ds, w->inode, w->news, P, 2 * P);
+	is_malloc_failing = false;
+	w->nr_deferred = w->inode->nr_deferred;
+	pthread_rwlock_unlock(&w->inode->lock);
+	atomic_store(&w->is_done, true);
+	return NULL;
+}
+
+/*
+ * The same write with no memory for the list of kept-back slots: it waits
+ * for the read in flight instead, gives the slot back at once and tells
+ * the loader, which loads its batch again under the lock.
+ */
+static void test_write_during_swapin_nomem(void)
+{
+	static unsigned char news[P];
+	struct data_space ds;
+	struct faulty_backend *g;
+	struct swapin_thread t = { .len = NR * P };
+	struct nomem_write w = { .news = news };
+	struct inode f;
+	unsigned int nr_loads;
+	pthread_t writer;
+
+	check_set_context("write during swap-in, no memory");
+	if (!gated_space_new(&ds, &g))
+		return;
+	file_init(&f);
+	write_pages(&ds, &f, NR, 7);
+	CHECK_EQ(NR, reclaim_batch(&ds, NULL));
+	if (!swapin_held(&ds, g, &f, &t, &nr_loads))
+		return;
+	memset(news, 0x6b, P);
+	w.ds = &ds;
+	w.inode = &f;
+	atomic_init(&w.is_done, false);
+	if (!CHECK_EQ(0, pthread_create(&writer, NULL, nomem_write_main, &w))) {
+		faulty_gate_open(g, FAULTY_LOAD);
+		pthread_join(t.thread, NULL);
+		return;
+	}
+	nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+	CHECK(!atomic_load(&w.is_done)); /* nothing to keep the slot in: it waits */
+	faulty_gate_open(g, FAULTY_LOAD);
+	pthread_join(writer, NULL);
+	pthread_join(t.thread, NULL);
+	CHECK_EQ((ssize_t)P, w.ret);
+	CHECK_EQ(0, w.nr_deferred);
+	CHECK_EQ(0, t.ret);
+	CHECK_EQ(nr_loads + 2, faulty_nr_calls(g, FAULTY_LOAD)); /* once more, under the lock */
+	check_swapped_in(&ds, &f, NR, 2, news, 7);
+	CHECK_EQ(NR - 1, backend_stored(&ds));
 	truncate_and_destroy(&ds, &f);
 }
 
@@ -1230,6 +1311,7 @@ int main(void)
 	test_store_failure();
 	test_filled_and_clean();
 	test_write_during_swapin();
+	test_write_during_swapin_nomem();
 	test_evict_during_swapin();
 	test_truncate_during_swapin();
 	test_overlapping_stores(false);
