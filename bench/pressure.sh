@@ -342,6 +342,7 @@ run_side()
 	step "$side" mmap_zipf mmap_zipf "$mnt"
 	step "$side" verify check_verify_file "$mnt" && R[verify.$side]=ok
 	step "$side" md5 md5_samples "$mnt"
+	[ "$side" = tierfs ] && transport_stats
 	side_alive "$side" || R[oom.$side]=yes
 	R[oom_kills.$side]=$(cg_oom_kills "$CG")
 	R[failcnt.$side]=$(cat "$CG/memory.failcnt" "$CG/memory.memsw.failcnt" 2>/dev/null |
@@ -376,6 +377,18 @@ kernel_stats()
 	R[poolmem.kernel]=$used
 	[ "$compr" -gt 0 ] && R[ratio.kernel]=$(awk -v o="$orig" -v c="$compr" \
 		'BEGIN { printf "%.2f\n", o / c }')
+}
+
+# How the workload's requests came: over the ring, and how many of those
+# went to a worker (the ring's thread must not wait).
+transport_stats()
+{
+	local json=$WORK/stats.end
+
+	"$TIERCTL" stats "$TIERFS_MNT" --json >"$json" 2>>"$LOG" || return
+	R[transport]=$(sed -n 's/.*"transport":{"mode":"\([a-z]*\)".*/\1/p' "$json")
+	R[ring_requests]=$(json_num ring_requests "$json")
+	R[handoffs]=$(json_num handoffs "$json")
 }
 
 tierfs_stats()
@@ -618,6 +631,9 @@ echo "tierfs after the write: resident $(mib "${R[resident.tierfs]-}") of budget
 	"$(mib "${R[peak_resident]}"), page pool populated $(mib "${R[peak_backed]}")," \
 	"pool $(mib "${R[peak_pool]}"), daemon RSS" \
 	"$(mib "${R[peak_rss]}"), cgroup usage $(mib "${R[peak_cg]}"); daemon exit status ${R[daemon_exit]}"
+[ "${R[transport]-}" != uring ] ||
+	echo "tierfs transport uring: ${R[ring_requests]-} requests over the ring," \
+		"${R[handoffs]-} of them handed to a worker"
 [ -z "${R[sampled]-}" ] ||
 	echo "* tierfs died during the write: the last 0.2 s sample of its counters before"
 echo "zram's pool is not charged to the cgroup; tierfs's pool is (it lives in the daemon)."
