@@ -38,6 +38,7 @@ struct tierfs_options {
 	enum cache_mode cache;
 	enum transport_mode transport;
 	unsigned int ring_poll_us; /* ring_poll=: the ring's threads poll this long; 0 off */
+	bool is_ring_poll_given;   /* ring_poll= was given: refused with transport=classic */
 	uint64_t mem;		   /* resident budget, bytes; 0 = from the machine */
 	uint64_t memlimit;	   /* footprint limit, bytes; 0 = none */
 	const struct tier_backend_ops *backend; /* NULL: backend=none */

@@ -44,7 +44,7 @@ struct transport_stats {
 	const char *_Atomic reason;	       /* why classic where uring was asked; NULL if not */
 	unsigned int nr_queues;		       /* ring queues, one per possible CPU; 0 classic */
 	unsigned int depth;		       /* entries per queue */
-	unsigned int poll_us;		       /* ring_poll= in effect; 0: queues sleep at once */
+	atomic_uint poll_us;		       /* ring_poll= in effect; 0: queues sleep at once */
 	atomic_uint_fast64_t nr_poll_hits;     /* times a polling queue found work, no sleep */
 	atomic_uint_fast64_t nr_ring_requests; /* requests that came over the ring */
 	atomic_uint_fast64_t nr_handoffs;      /* of them, served off the ring thread */

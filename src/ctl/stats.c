@@ -329,7 +329,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 		     UNIT_BYTES);
 		ITEM("transport", "ring_requests", atomic_load(&ts->nr_ring_requests), UNIT_COUNT);
 		ITEM("transport", "handoffs", atomic_load(&ts->nr_handoffs), UNIT_COUNT);
-		ITEM("transport", "poll_us", ts->poll_us, UNIT_NUMBER);
+		ITEM("transport", "poll_us", atomic_load(&ts->poll_us), UNIT_NUMBER);
 		ITEM("transport", "poll_hits", atomic_load(&ts->nr_poll_hits), UNIT_COUNT);
 		ITEM("transport", "commit_errors", atomic_load(&ts->nr_commit_errors), UNIT_COUNT);
 		STR("transport", "suid_clearing",

@@ -41,8 +41,8 @@ const char options_usage[] =
 	"  -o cache=auto|always|never  kernel page cache use (auto)\n"
 	"  -o transport=auto|uring|classic  how requests reach the daemon: FUSE over\n"
 	"                 io_uring or /dev/fuse (auto)\n"
-	"  -o ring_poll=US  after a request, the ring's threads look for the next one\n"
-	"                 this many microseconds before they sleep; 0: never (50)\n"
+	"  -o ring_poll=US  after a request, up to two of the ring's threads look for\n"
+	"                 the next one this many microseconds before they sleep; 0: never (50)\n"
 	"  -o mem=SIZE    resident budget, at least 4k (half of MemAvailable)\n"
 	"  -o memlimit=SIZE  memory the daemon may use in all: resident pages, a RAM\n"
 	"                 backend's pool, page stock and descriptors; at least 32m (none)\n"
@@ -482,6 +482,7 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			return fail("invalid ring_poll= value '%s': want microseconds, 0 to %u",
 				    val, OPTIONS_RING_POLL_MAX_US);
 		o->ring_poll_us = (unsigned int)n;
+		o->is_ring_poll_given = true;
 	} else if (!strcmp(opt, "redis_timeout") && val) {
 		if (parse_uint(val, 10, 600000, &n) || !n)
 			return fail("invalid redis_timeout= value '%s': want milliseconds, 1 to "
@@ -952,7 +953,7 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 				    o->redis_wait	? "wait" :
 							  "ttl");
 	}
-	if (o->transport == TRANSPORT_CLASSIC && o->ring_poll_us != OPTIONS_RING_POLL_US)
+	if (o->transport == TRANSPORT_CLASSIC && o->is_ring_poll_given)
 		return fail("ring_poll=%u: transport=classic has no ring", o->ring_poll_us);
 	if (o->allow_other && !o->is_remount && add_kernel_opt(o, "allow_other"))
 		return fail("too many mount options");

@@ -39,6 +39,9 @@
 
 #define RING_NR_WORKERS 4
 
+/* Queue threads that may poll at once (ring_poll=), so that polling takes two CPUs at most. */
+#define RING_MAX_POLLERS 2
+
 /* How long the queues wait, once stopping, for the kernel to give back entries. */
 #define RING_STOP_WAIT_NS 1000000000LL
 
@@ -94,6 +97,7 @@ struct ring {
 	atomic_bool is_stopping;
 	int64_t poll_ns;
 	_Atomic int64_t last_request_ns;
+	atomic_uint nr_polling;
 	pthread_mutex_t work_lock;
 	pthread_cond_t work_cond;
 	struct ring_ent *work_head, *work_tail;
@@ -111,6 +115,7 @@ static struct log_ratelimit ring_log;
 
 static void set_classic(struct ring *r, const char *why)
 {
+	atomic_store(&r->fs->transport.poll_us, 0);
 	atomic_store(&r->fs->transport.reason, why);
 	atomic_store(&r->fs->transport.mode, "classic");
 	log_msg(LOG_WARNING, "transport: classic /dev/fuse, not io_uring: %s", why);
@@ -399,28 +404,45 @@ static void on_cqe(struct ring_ent *e, int res)
 }
 
 /*
- * Before q's thread sleeps: while any queue had a request in the last
- * ring_poll= microseconds, look for the next one instead, yielding to
- * whatever else wants the CPU.  A round trip whose client wakes on a CPU
- * that sleeps (halted, in a VM) costs that CPU's wake-up; a CPU kept busy
- * here is not idle, so the scheduler wakes the client where its request
- * was served, and the next request finds this thread awake.
+ * Before q's thread sleeps: until ring_poll= microseconds have passed
+ * since its own last request and any queue's, look for the next one
+ * instead, yielding to whatever else wants the CPU.  A round trip whose
+ * client wakes on a CPU that sleeps (halted, in a VM) costs that CPU's
+ * wake-up; a CPU kept busy here is not idle, so the scheduler wakes the
+ * client where its request was served, and the next request finds this
+ * thread awake.  At most RING_MAX_POLLERS threads poll at once.
  */
 static void poll_queue(struct ring_queue *q)
 {
 	struct ring *r = q->r;
+	int64_t start;
+	unsigned int nr;
 
 	if (!r->poll_ns || io_uring_cq_ready(&q->uring))
 		return;
+	nr = atomic_load(&r->nr_polling);
+	do {
+		if (nr >= RING_MAX_POLLERS)
+			return;
+	} while (!atomic_compare_exchange_weak(&r->nr_polling, &nr, nr + 1));
 	io_uring_submit(&q->uring);
+	start = now_ns();
 	while (!io_uring_cq_ready(&q->uring)) {
 		int64_t last = atomic_load_explicit(&r->last_request_ns, memory_order_relaxed);
 
-		if (now_ns() - last > r->poll_ns || atomic_load(&r->is_stopping))
-			return;
-		sched_yield(); /* also runs the task work that posts a request's CQE */
+		if (now_ns() - (last > start ? last : start) > r->poll_ns ||
+		    atomic_load(&r->is_stopping))
+			break;
+		/*
+		 * Also runs the task work that posts a request's CQE, which
+		 * the ring leaves to the next return to user space (no
+		 * IORING_SETUP_DEFER_TASKRUN: that would need io_uring_enter).
+		 */
+		sched_yield();
 	}
-	atomic_fetch_add_explicit(&r->fs->transport.nr_poll_hits, 1, memory_order_relaxed);
+	if (io_uring_cq_ready(&q->uring))
+		atomic_fetch_add_explicit(&r->fs->transport.nr_poll_hits, 1, memory_order_relaxed);
+	atomic_fetch_sub(&r->nr_polling, 1);
 }
 
 static void *queue_main(void *arg)
@@ -586,6 +608,14 @@ static int nr_possible_cpus(void)
 	return n > 0 ? n : -EINVAL;
 }
 
+/* The CPUs this process may run on. */
+static int nr_usable_cpus(void)
+{
+	cpu_set_t cpus;
+
+	return sched_getaffinity(0, sizeof(cpus), &cpus) ? 1 : CPU_COUNT(&cpus);
+}
+
 static int queue_init(struct ring *r, unsigned int qid, char *why, size_t why_len)
 {
 	struct ring_queue *q = &r->queues[qid];
@@ -691,9 +721,8 @@ int ring_new(struct fuse_session *se, struct tierfs *fs, struct ring **out, char
 	r->se = se;
 	r->fs = fs;
 	/* With one CPU a thread that polls only takes turns from the one it waits for. */
-	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
+	if (nr_usable_cpus() > 1)
 		r->poll_ns = (int64_t)fs->opts.ring_poll_us * 1000;
-	fs->transport.poll_us = (unsigned int)(r->poll_ns / 1000);
 	r->fd = fuse_session_fd(se);
 	pthread_mutex_init(&r->work_lock, NULL);
 	pthread_cond_init(&r->work_cond, NULL);
@@ -744,6 +773,7 @@ int ring_new(struct fuse_session *se, struct tierfs *fs, struct ring **out, char
 		snprintf(why, why_len, "libfuse took no I/O hooks: %s", strerror(-ret));
 		goto destroy;
 	}
+	atomic_store(&fs->transport.poll_us, (unsigned int)(r->poll_ns / 1000));
 	*out = r;
 	return 0;
 

@@ -266,6 +266,8 @@ static void test_bad_options(void)
 		{ "ring_poll=10001", "ring_poll" },
 		{ "ring_poll=5us", "ring_poll" },
 		{ "transport=classic,ring_poll=20", "ring_poll" },
+		{ "transport=classic,ring_poll=50", "ring_poll" },
+		{ "transport=classic,ring_poll=0", "ring_poll" },
 		{ "ro=1", "ro" },
 		{ "size=1m,colour=blue", "colour" },
 		{ "memlimit=1m", "memlimit" },
