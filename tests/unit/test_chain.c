@@ -578,6 +578,7 @@ static void test_three(void)
 		CHECK_EQ(1, r.chain->ops->store(r.chain, &ptr[k], 1, &slots[k]));
 	rig_shrink(&r, 4);
 	CHECK(wait_ram_stored(&r, (NR / 4 + 64) / 4));
+	usleep(100000); /* the batch that brought it there is done */
 	check_locate(&r, slots, NR);
 	check_loads(&r, slots, src, NR);
 	rig_close(&r, slots, NR);
