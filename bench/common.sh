@@ -158,8 +158,6 @@ find_tierctl()
 	TIERCTL=$(abs_path "$TIERCTL")
 }
 
-# wait_mounted MNT PID: waits up to 10 s for MNT to be mounted while PID
-# (the daemon, or empty) lives; fails if it is not.
 # transport_opts T: tierfs's options for a bench's transport T: classic,
 # uring, auto, or uring-nopoll (the ring with its threads never polling).
 transport_opts()
@@ -170,6 +168,8 @@ transport_opts()
 	esac
 }
 
+# wait_mounted MNT PID: waits up to 10 s for MNT to be mounted while PID
+# (the daemon, or empty) lives; fails if it is not.
 wait_mounted()
 {
 	for _ in $(seq 100); do
