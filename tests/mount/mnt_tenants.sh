@@ -51,8 +51,18 @@ src=$work/src
 head -c $((128 << 20)) /dev/urandom >"$src"
 
 "$tierfs" "$mnt" -o mem=512M,backend=zpool,cache=never || { echo "FAIL - mount"; exit 1; }
-in_cg "$small" cp "$src" "$mnt/small" && in_cg "$big" cp "$src" "$mnt/big" &&
+in_cg "$small" cp "$src" "$mnt/small" && handoffs=$(stat_of handoffs) &&
+	in_cg "$big" cp "$src" "$mnt/big" &&
 	cp "$src" "$mnt/outside" && ok "each wrote 128 MiB" || fail "writes" "success" "an error"
+
+# Over the ring, a write that reclaims for its tenant goes to a worker, so
+# that the queue's thread never waits: the small tenant's writes past its
+# share, far below the mount's budget.
+if [ "$("$tierctl" stats "$mnt" --json |
+	sed -n 's/.*"transport":{"mode":"\([a-z]*\)".*/\1/p')" = uring ]; then
+	[ "${handoffs:-0}" -gt 0 ] && ok "small: writes past its share handed off ($handoffs)" ||
+		fail "small: writes past its share handed off" "> 0" "${handoffs:-none}"
+fi
 
 limit=$(tenant_of "$small" limit_bytes)
 [ "$limit" -eq $((32 << 20)) ] && ok "small: share 32 MiB from cg_share=50%" ||
