@@ -791,6 +791,18 @@ out:
 	space_destroy(&ds);
 }
 
+/* One swapin_drain call, loading in turn, with inode's lock held. */
+static int64_t drain_once(struct data_space *ds, struct inode *inode, uint64_t *from,
+			  unsigned int max, uint64_t *nr_hits)
+{
+	int64_t n;
+
+	pthread_rwlock_wrlock(&inode->lock);
+	n = swapin_drain(ds, inode, from, max, nr_hits, swapin_load_in_turn, ds->backend);
+	pthread_rwlock_unlock(&inode->lock);
+	return n;
+}
+
 /*
  * swapin_drain from *from on until it returns 0 (or fails); checks each
  * call's count.
@@ -805,9 +817,7 @@ static int64_t drain_all(struct data_space *ds, struct inode *inode, uint64_t *f
 	do {
 		uint64_t swapped = nr_swapped(inode, NR_FILE * 2), stored = backend_stored(ds);
 
-		pthread_rwlock_wrlock(&inode->lock);
-		n = swapin_drain(ds, inode, from, max, nr_hits, swapin_load_in_turn, ds->backend);
-		pthread_rwlock_unlock(&inode->lock);
+		n = drain_once(ds, inode, from, max, nr_hits);
 		++*nr_calls;
 		if (n < 0)
 			return n;
@@ -881,9 +891,7 @@ static void test_drain_batches(unsigned int max)
 		goto out;
 
 	/* The first call takes the first max swapped pages by index. */
-	pthread_rwlock_wrlock(&f.lock);
-	n = swapin_drain(&ds, &f, &from, max, &nr_hits, swapin_load_in_turn, ds.backend);
-	pthread_rwlock_unlock(&f.lock);
+	n = drain_once(&ds, &f, &from, max, &nr_hits);
 	CHECK_EQ(max < NR ? max : NR, n);
 	CHECK_EQ(max < NR ? max : NR, from);
 	CHECK_EQ(0, nr_hits);
@@ -910,12 +918,10 @@ static void test_drain_batches(unsigned int max)
 		check_pattern(&ds, &f, i, 8);
 	}
 	/* Nothing left: 0 at once, from the cursor or from the start. */
-	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(0, swapin_drain(&ds, &f, &from, max, &nr_hits, swapin_load_in_turn, ds.backend));
+	CHECK_EQ(0, drain_once(&ds, &f, &from, max, &nr_hits));
 	from = 0;
-	CHECK_EQ(0, swapin_drain(&ds, &f, &from, max, &nr_hits, swapin_load_in_turn, ds.backend));
+	CHECK_EQ(0, drain_once(&ds, &f, &from, max, &nr_hits));
 	CHECK_EQ(NR, from);
-	pthread_rwlock_unlock(&f.lock);
 	CHECK_EQ(0, nr_hits);
 	CHECK_EQ(0, atomic_load(&ds.ra.nr_hits));
 
@@ -1003,9 +1009,7 @@ static void test_drain_load_failure(bool is_persistent)
 
 	/* 64 pages load in two batches of 32: the second fails. */
 	CHECK_EQ(0, faulty_fail(w, FAULTY_LOAD, 2, -EIO, is_persistent));
-	pthread_rwlock_wrlock(&f.lock);
-	n = swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits, swapin_load_in_turn, ds.backend);
-	pthread_rwlock_unlock(&f.lock);
+	n = drain_once(&ds, &f, &from, NR_FILE, &nr_hits);
 	CHECK_EQ(32, n);   /* those that came back, counted */
 	CHECK_EQ(0, from); /* unmoved: the failed pages are looked at again */
 	drained = NR_FILE - nr_swapped(&f, NR_FILE);
@@ -1122,10 +1126,7 @@ static void test_drain_order(void)
 
 		lowest = slot < lowest ? slot : lowest;
 	}
-	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(NR_FILE,
-		 swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits, swapin_load_in_turn, ds.backend));
-	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(NR_FILE, drain_once(&ds, &f, &from, NR_FILE, &nr_hits));
 	nr = faulty_last_load(w, last);
 	CHECK_EQ(SWAPIN_PIECE_PAGES, nr);
 	for (unsigned int i = 1; i < nr; i++)
@@ -1182,10 +1183,7 @@ static void test_drain_pieces(void)
 	CHECK_EQ(NR_FILE - SWAPIN_PIECE_PAGES, atomic_load(&ds.swap.nr_swapins));
 	CHECK_EQ(SWAPIN_PIECE_PAGES, backend_stored(&ds));
 	CHECK_EQ(NR_FILE - SWAPIN_PIECE_PAGES, pool_in_use(&ds));
-	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(SWAPIN_PIECE_PAGES,
-		 swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits, swapin_load_in_turn, ds.backend));
-	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(SWAPIN_PIECE_PAGES, drain_once(&ds, &f, &from, NR_FILE, &nr_hits));
 	CHECK_EQ(0, backend_stored(&ds));
 	for (uint64_t i = 0; i < NR_FILE; i++)
 		check_pattern(&ds, &f, i, 12);
@@ -1217,21 +1215,14 @@ static void test_drain_short_of_pages(void)
 		goto out;
 	while (pool_in_use(&ds) < SPACE_POOL_PAGES - SPARE && (pfn = pagepool_alloc(ds.pool)) >= 0)
 		held[nr_held++] = (uint32_t)pfn;
-	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(SPARE,
-		 swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits, swapin_load_in_turn, ds.backend));
+	CHECK_EQ(SPARE, drain_once(&ds, &f, &from, NR_FILE, &nr_hits));
 	CHECK_EQ(0, from);
-	CHECK_EQ(-ENOMEM,
-		 swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits, swapin_load_in_turn, ds.backend));
-	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(-ENOMEM, drain_once(&ds, &f, &from, NR_FILE, &nr_hits));
 	CHECK_EQ(NR_FILE - SPARE, nr_swapped(&f, NR_FILE));
 	CHECK_EQ(NR_FILE - SPARE, backend_stored(&ds));
 	while (nr_held)
 		pagepool_free_page(ds.pool, held[--nr_held]);
-	pthread_rwlock_wrlock(&f.lock);
-	CHECK_EQ(NR_FILE - SPARE,
-		 swapin_drain(&ds, &f, &from, NR_FILE, &nr_hits, swapin_load_in_turn, ds.backend));
-	pthread_rwlock_unlock(&f.lock);
+	CHECK_EQ(NR_FILE - SPARE, drain_once(&ds, &f, &from, NR_FILE, &nr_hits));
 	CHECK_EQ(0, backend_stored(&ds));
 	for (uint64_t i = 0; i < NR_FILE; i++)
 		check_pattern(&ds, &f, i, 13);

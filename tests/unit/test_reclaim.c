@@ -295,6 +295,22 @@ static bool swapin_held(struct data_space *ds, struct faulty_backend *g, struct 
 	return true;
 }
 
+/*
+ * A gated space whose file f has NR pages of seed, every one evicted, and
+ * a swap-in of t->len bytes of it held at its load (false: none).
+ */
+static bool held_swapin_new(struct data_space *ds, struct faulty_backend **g, struct inode *f,
+			    struct swapin_thread *t, unsigned int *nr_loads, unsigned int seed)
+{
+	if (!gated_space_new(ds, g))
+		return false;
+	file_init(f);
+	write_pages(ds, f, NR, seed);
+	CHECK_EQ(NR, reclaim_batch(ds, NULL));
+	check_all_swapped(ds, f, NR, seed);
+	return swapin_held(ds, *g, f, t, nr_loads);
+}
+
 /* Pages [0, nr) of f resident, written reading as news and the others as pattern seed. */
 static void check_swapped_in(struct data_space *ds, struct inode *f, uint64_t nr, uint64_t written,
 			     const unsigned char *news, unsigned int seed)
@@ -339,13 +355,7 @@ static void test_write_during_swapin(void)
 	ssize_t ret;
 
 	check_set_context("write during swap-in");
-	if (!gated_space_new(&ds, &g))
-		return;
-	file_init(&f);
-	write_pages(&ds, &f, NR, 4);
-	CHECK_EQ(NR, reclaim_batch(&ds, NULL));
-	check_all_swapped(&ds, &f, NR, 4);
-	if (!swapin_held(&ds, g, &f, &t, &nr_loads))
+	if (!held_swapin_new(&ds, &g, &f, &t, &nr_loads, 4))
 		return;
 
 	/* The load is in flight and the file is free: the write does not wait for it. */
@@ -413,12 +423,7 @@ static void test_write_during_swapin_nomem(void)
 	pthread_t writer;
 
 	check_set_context("write during swap-in, no memory");
-	if (!gated_space_new(&ds, &g))
-		return;
-	file_init(&f);
-	write_pages(&ds, &f, NR, 7);
-	CHECK_EQ(NR, reclaim_batch(&ds, NULL));
-	if (!swapin_held(&ds, g, &f, &t, &nr_loads))
+	if (!held_swapin_new(&ds, &g, &f, &t, &nr_loads, 7))
 		return;
 	memset(news, 0x6b, P);
 	w.ds = &ds;
@@ -459,14 +464,11 @@ static void test_evict_during_swapin(void)
 	uint64_t slot;
 
 	check_set_context("evict during swap-in");
-	if (!gated_space_new(&ds, &g))
+	if (!held_swapin_new(&ds, &g, &f, &t, &nr_loads, 5))
 		return;
-	file_init(&f);
-	write_pages(&ds, &f, NR, 5);
-	CHECK_EQ(NR, reclaim_batch(&ds, NULL));
+	pthread_rwlock_rdlock(&f.lock);
 	slot = pagemap_slot(pagemap_get(&f.pages, 1));
-	if (!swapin_held(&ds, g, &f, &t, &nr_loads))
-		return;
+	pthread_rwlock_unlock(&f.lock);
 	pattern(news, 9, 1); /* not same-filled: it takes a slot */
 	pthread_rwlock_wrlock(&f.lock);
 	CHECK_EQ((ssize_t)P, data_write_mem(&ds, &f, news, P, 1 * P));
