@@ -766,14 +766,21 @@ daemon_ticks() {
 
 # ring_poll=: between requests the ring's threads look for the next one
 # (the stats count how often they found it) and stop looking once no
-# request came for that long, so an idle mount takes no CPU.
+# request came for that long, so an idle mount takes no CPU, also after
+# writes and reads by another user that went through eviction; a daemon
+# held to one CPU never polls.
 check_ring_poll() {
-	n="$1"
-	i=0
-	while [ $i -lt 2000 ]; do
-		: >"$mnt/p$i"
-		i=$((i + 1))
-	done
+	end_mnt "$1"
+	n="$1,mem=4m"
+	mount_new "$n" "$n" || return
+	as_nobody sh -c 'i=0; while [ $i -lt 2000 ]; do : >"$1/p$i"; i=$((i + 1)); done
+		yes tierfs | head -c 16777216 >"$1/e"' sh "$mnt"
+	ref=$(yes tierfs | head -c 16777216 | md5sum | cut -d' ' -f1)
+	expect "$n: 16 MiB by nobody read back by nobody" "$ref" \
+		"$(as_nobody md5sum "$mnt/e" | cut -d' ' -f1)"
+	stored=$(stat_of "$mnt" stored_pages)
+	[ "${stored:-0}" -gt 0 ] 2>/dev/null && ok "$n: evicted under mem=4m ($stored pages)" ||
+		fail "$n: stored_pages" "more than 0" "${stored:-none}"
 	hits=$(stat_of "$mnt" poll_hits)
 	# The CPUs the daemon may use: it inherits this shell's affinity.
 	if [ "$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)" -lt 2 ]; then
@@ -793,9 +800,27 @@ check_ring_poll() {
 		fail "$n: idle daemon's CPU in 2 s" "<= 10 ticks" "${before:-none} -> ${after:-none}"
 	fi
 	end_mnt "$n"
-	mount_new "$n,ring_poll=0" "$n,ring_poll=0" || return
+	n="$1 on one CPU"
+	new_mnt
+	if taskset -c 0 "$tierfs" "$mnt" -o "$1" 2>"$work/mount.err" && wait_for is_mounted "$mnt"; then
+		i=0
+		while [ $i -lt 500 ]; do
+			: >"$mnt/p$i"
+			i=$((i + 1))
+		done
+		expect "$n: no polling" "0 0" "$(stat_of "$mnt" poll_us) $(stat_of "$mnt" poll_hits)"
+	else
+		fail "$n: mount" "taskset -c 0 tierfs to mount" "$(cat "$work/mount.err")"
+	fi
+	end_mnt "$n"
+	mount_new "$1,ring_poll=0" "$1,ring_poll=0" || return
 	: >"$mnt/p" && : >"$mnt/q"
-	expect "$n,ring_poll=0: no polling" "0 0" "$(stat_of "$mnt" poll_us) $(stat_of "$mnt" poll_hits)"
+	expect "$1,ring_poll=0: no polling" "0 0" "$(stat_of "$mnt" poll_us) $(stat_of "$mnt" poll_hits)"
+}
+
+# as_nobody CMD...: CMD as user nobody, with no groups.
+as_nobody() {
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$@"
 }
 
 # A store through a shared mapping is seen by read(2) before munmap or msync.
