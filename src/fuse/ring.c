@@ -343,7 +343,8 @@ static void on_request(struct ring_ent *e)
 	memcpy(e->msg, &in, sizeof(in));
 	memcpy(e->msg + sizeof(in), e->hdr->op_in, op_len);
 	atomic_fetch_add_explicit(&r->fs->transport.nr_ring_requests, 1, memory_order_relaxed);
-	atomic_store_explicit(&r->last_request_ns, now_ns(), memory_order_relaxed);
+	if (r->poll_ns)
+		atomic_store_explicit(&r->last_request_ns, now_ns(), memory_order_relaxed);
 	if (fs_may_block(r->fs, &in, e->msg + sizeof(in)))
 		hand_off(r, e);
 	else
