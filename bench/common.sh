@@ -326,10 +326,10 @@ zram_off()
 	ZRAM=
 }
 
-# zswap_on BYTES DIR: a swap file of BYTES in DIR at the highest priority,
-# behind zswap with max_pool_percent=20 (its default) and lz4, or lzo where
-# the kernel's crypto API has no lz4 (zram has its own); zswap's settings
-# are kept to be put back.  Sets SWAPFILE and ZSWAP_COMP.
+# zswap_on BYTES DIR [PCT]: a swap file of BYTES in DIR at the highest
+# priority, behind zswap with max_pool_percent=PCT (20, its default) and lz4,
+# or lzo where the kernel's crypto API has no lz4 (zram has its own);
+# zswap's settings are kept to be put back.  Sets SWAPFILE and ZSWAP_COMP.
 SWAPFILE=
 ZSWAP_SAVED=
 ZSWAP_COMP=
@@ -343,7 +343,7 @@ zswap_on()
 		[ -n "$ZSWAP_COMP" ] || die "zswap has neither lz4 nor lzo"
 		echo "$ZSWAP_COMP" 2>/dev/null >"$p/compressor" && break
 	done
-	echo 20 >"$p/max_pool_percent" || die "cannot set zswap's max_pool_percent"
+	echo "${3:-20}" >"$p/max_pool_percent" || die "cannot set zswap's max_pool_percent"
 	echo Y >"$p/enabled" || die "cannot enable zswap"
 	SWAPFILE=$2/tierfs-bench-swap.$$
 	fallocate -l "$1" "$SWAPFILE" || die "cannot create $SWAPFILE"
@@ -378,6 +378,13 @@ zswap_off()
 meminfo_bytes()
 {
 	awk -v k="$1:" '$1 == k { printf "%.0f\n", $2 * 1024 }' /proc/meminfo
+}
+
+# vmstat_count KEY: a /proc/vmstat counter (pswpout: pages written to swap,
+# zswpwb: of them, written back from zswap's pool); 0 where it is missing.
+vmstat_count()
+{
+	awk -v k="$1" '$1 == k { n = $2 } END { print n + 0 }' /proc/vmstat
 }
 
 # zram_mm_stat FIELD: a field of the zram device's mm_stat (1 orig_data_size,

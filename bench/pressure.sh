@@ -29,7 +29,8 @@ usage()
 usage: pressure.sh [--tierfs PATH] [--tierctl PATH] [--limit-mb N] [--data-mb N]
                    [--mem-mb N] [--tierfs-limit-mb N|same-total] [--backend B]
                    [--runtime S] [--compress PCT] [--mmap-job-mb N] [--quick]
-                   [--kernel zram|zswap] [--swap-dir DIR] [--drain] [--results FILE]
+                   [--kernel zram|zswap] [--zswap-pool-pct N] [--swap-dir DIR]
+                   [--drain] [--results FILE]
 
   --tierfs PATH   tierfs binary (default: ./build/tierfs, else tierfs in PATH)
   --tierctl PATH  tierctl binary (default: next to tierfs, else tierctl in PATH)
@@ -54,6 +55,10 @@ usage: pressure.sh [--tierfs PATH] [--tierctl PATH] [--limit-mb N] [--data-mb N]
   --kernel K      the kernel side: zram (a zram swap device, lz4) or zswap (a
                   swap file of --data-mb in --swap-dir behind zswap, lz4,
                   max_pool_percent=20; zswap's settings are put back after)
+  --zswap-pool-pct N  zswap's max_pool_percent, a share of the machine's RAM
+                  (20): its pool is not charged to a v1 cgroup, so at 20 it
+                  holds all the data in RAM beside the cgroup; 1 (240 MiB
+                  here) makes it write back to the file, as tierfs's chain does
   --swap-dir DIR  where --kernel zswap's swap file goes (/var/tmp)
   --drain         then lift both cgroups' limits and time swapoff against
                   tierctl drain (tierctl set mem= first: a lifted limit leaves
@@ -79,6 +84,7 @@ MMAP_JOB_MB=
 QUICK=0
 RESULTS=
 KERNEL=zram
+ZSWAP_PCT=20
 SWAP_DIR=/var/tmp
 DRAIN=0
 
@@ -97,6 +103,7 @@ while [ $# -gt 0 ]; do
 	--mmap-job-mb) MMAP_JOB_MB=${2-}; shift ;;
 	--results) RESULTS=${2-}; shift ;;
 	--kernel) KERNEL=${2-}; shift ;;
+	--zswap-pool-pct) ZSWAP_PCT=${2-}; shift ;;
 	--swap-dir) SWAP_DIR=${2-}; shift ;;
 	--drain) DRAIN=1 ;;
 	--quick) QUICK=1; LIMIT_MB=256; DATA_MB=768; RUNTIME=3 ;;
@@ -129,6 +136,8 @@ zswap) KLABEL=tmpfs+zswap+swapfile ;;
 *) echo "$NAME: --kernel wants zram or zswap, not '$KERNEL'" >&2; exit 2 ;;
 esac
 want_percent --compress "$COMPRESS"
+want_positive "$ZSWAP_PCT"
+want_percent --zswap-pool-pct "$ZSWAP_PCT"
 
 [ -z "$RESULTS" ] || : >>"$RESULTS" || { echo "$NAME: cannot write $RESULTS" >&2; exit 2; }
 require_mount_bench fio fusermount3 mkswap swapon swapoff findmnt md5sum flock
@@ -359,13 +368,17 @@ run_side()
 
 kernel_stats()
 {
-	local orig compr used
+	local orig compr used wb out
 
 	if [ "$KERNEL" = zswap ]; then
 		R[stored.kernel]=$(meminfo_bytes Zswapped)
 		R[compr.kernel]=$(meminfo_bytes Zswap)
 		R[poolmem.kernel]=${R[compr.kernel]}
 		R[swapfile.kernel]=$(awk -v f="$SWAPFILE" '$1 == f { printf "%.0f\n", $4 * 1024 }' /proc/swaps)
+		wb=$(vmstat_count zswpwb)
+		out=$(vmstat_count pswpout)
+		R[writebacks.kernel]=$((wb - ZSWPWB0))
+		R[huge.kernel]=$((out - PSWPOUT0 - wb + ZSWPWB0))
 		[ "${R[compr.kernel]}" -gt 0 ] && R[ratio.kernel]=$(awk -v o="${R[stored.kernel]}" \
 			-v c="${R[compr.kernel]}" 'BEGIN { printf "%.2f\n", o / c }')
 		return
@@ -473,7 +486,7 @@ echo "# mmap: fio randread bs=4k ioengine=mmap numjobs=$NR_MMAP_JOBS, job i read
 if [ "$KERNEL" = zram ]; then
 	echo "# kernel: tmpfs size=${FS_MB}m + zram swap lz4 disksize=${DATA_MB}MiB priority 32767"
 else
-	echo "# kernel: tmpfs size=${FS_MB}m + zswap max_pool_percent=20 + swap file" \
+	echo "# kernel: tmpfs size=${FS_MB}m + zswap max_pool_percent=$ZSWAP_PCT + swap file" \
 		"${DATA_MB}MiB in $SWAP_DIR priority 32767; zswap's compressor: lz4 if the kernel's" \
 		"crypto API has it, else lzo (the line after the kernel run says)"
 fi
@@ -497,8 +510,10 @@ echo "# other swap on the machine: ${other_swap:-none}; tierfs=$TIERFS"
 if [ "$KERNEL" = zram ]; then
 	zram_on "$DATA_BYTES"
 else
-	zswap_on "$DATA_BYTES" "$SWAP_DIR"
+	zswap_on "$DATA_BYTES" "$SWAP_DIR" "$ZSWAP_PCT"
 	echo "# zswap compressor: $ZSWAP_COMP"
+	ZSWPWB0=$(vmstat_count zswpwb)
+	PSWPOUT0=$(vmstat_count pswpout)
 fi
 CG=$(cg_new "$CG_BASE.kernel" "$LIMIT_MB") || die "cannot create memory cgroup $CG_BASE.kernel"
 mount -t tmpfs -o size="${FS_MB}m" tierfs-bench "$TMPFS_MNT" || die "tmpfs mount failed"
@@ -609,8 +624,9 @@ printf '%-36s | %14s | %14s |\n' "  pool (mem_used_total|pool_bytes)" \
 if [ "$KERNEL" = zswap ] || [ -n "${R[filetier.tierfs]-}" ]; then
 	printf '%-36s | %14s | %14s |\n' "  on the swap file (Used|last tier)" \
 		"$(mib "${R[swapfile.kernel]-}")" "$(mib "${R[filetier.tierfs]-}")"
-	printf '%-36s | %14s | %14s |\n' "  written back | incompressible (pages)" \
-		"-" "${R[writebacks.tierfs]:--} | ${R[huge.tierfs]:--}"
+	printf '%-36s | %14s | %14s |\n' "  written back | straight to file" \
+		"${R[writebacks.kernel]:--} | ${R[huge.kernel]:--}" \
+		"${R[writebacks.tierfs]:--} | ${R[huge.tierfs]:--}"
 fi
 printf '%-36s | %14s | %14s |\n' "cgroup peak (max_usage_in_bytes)" \
 	"$(mib "${R[peak.kernel]-}")" "$(mib "${R[peak.tierfs]-}")"
@@ -680,7 +696,7 @@ if [ -n "$RESULTS" ]; then
 	if [ "$KERNEL" = zram ]; then
 		param "kernel" "tmpfs + zram lz4 disksize=${DATA_MB}MiB, swappiness=100"
 	else
-		param "kernel" "tmpfs + zswap $ZSWAP_COMP max_pool_percent=20 + swap file ${DATA_MB}MiB in $SWAP_DIR, swappiness=100"
+		param "kernel" "tmpfs + zswap $ZSWAP_COMP max_pool_percent=$ZSWAP_PCT + swap file ${DATA_MB}MiB in $SWAP_DIR, swappiness=100"
 	fi
 	param "random reads" "bs=4k ${RUNTIME}s each; mmap: $NR_MMAP_JOBS jobs, ${MMAP_JOB_MB} MiB region each"
 	for side in kernel tierfs; do
