@@ -53,8 +53,9 @@ usage: pressure.sh [--tierfs PATH] [--tierctl PATH] [--limit-mb N] [--data-mb N]
                   fit in --data-mb)
   --quick         --limit-mb 256 --data-mb 768 --runtime 3 (smoke test)
   --kernel K      the kernel side: zram (a zram swap device, lz4) or zswap (a
-                  swap file of --data-mb in --swap-dir behind zswap, lz4,
-                  max_pool_percent=20; zswap's settings are put back after)
+                  swap file in --swap-dir behind zswap, lz4,
+                  max_pool_percent=20; zswap's settings are put back after);
+                  each side's swap space is the mount's size (--data-mb + 288)
   --zswap-pool-pct N  zswap's max_pool_percent, a share of the machine's RAM
                   (20): its pool is not charged to a v1 cgroup, so at 20 it
                   holds all the data in RAM beside the cgroup; 1 (240 MiB
@@ -149,12 +150,16 @@ require_backend "$BACKEND"
 zram_lock $((QUICK ? 240 : 3000))
 
 SCRIPT_DIR=$(cd "$(dirname "$0")" && pwd)
-DATA_BYTES=$((DATA_MB * 1024 * 1024))
 # The verify file is written first, so the big write pushes it out to swap and
 # the check at the end reads it back through swap-in.
 VERIFY_MB=32
-# Mount size: the data, the verify file and slack, the same on both sides.
+# Mount size: the data, the verify file and slack, the same on both sides;
+# the swap space too (zram's disksize, the swap file, tierfs's swapsize), so
+# that it holds every page.  With less swap than data, tierfs frees the copy
+# of every page it reads back (a page might otherwise find no slot) and
+# stores the page again at its next eviction.
 FS_MB=$((DATA_MB + VERIFY_MB + 256))
+SWAP_BYTES=$((FS_MB * 1024 * 1024))
 # Each md5 sample of the data file, MiB; three: start, middle, end.
 SAMPLE_MB=16
 [ "$DATA_MB" -ge "$SAMPLE_MB" ] || die "--data-mb must be at least $SAMPLE_MB"
@@ -484,10 +489,10 @@ echo "# mmap: fio randread bs=4k ioengine=mmap numjobs=$NR_MMAP_JOBS, job i read
 	"[i*${MMAP_JOB_MB}MiB, +${MMAP_JOB_MB}MiB) of the data, random_distribution=random" \
 	"and zipf:1.2, ${RUNTIME}s each, group_reporting (IOPS summed)"
 if [ "$KERNEL" = zram ]; then
-	echo "# kernel: tmpfs size=${FS_MB}m + zram swap lz4 disksize=${DATA_MB}MiB priority 32767"
+	echo "# kernel: tmpfs size=${FS_MB}m + zram swap lz4 disksize=${FS_MB}MiB priority 32767"
 else
 	echo "# kernel: tmpfs size=${FS_MB}m + zswap max_pool_percent=$ZSWAP_PCT + swap file" \
-		"${DATA_MB}MiB in $SWAP_DIR priority 32767; zswap's compressor: lz4 if the kernel's" \
+		"${FS_MB}MiB in $SWAP_DIR priority 32767; zswap's compressor: lz4 if the kernel's" \
 		"crypto API has it, else lzo (the line after the kernel run says)"
 fi
 [ "$BACKEND" = zpool ] ||
@@ -498,7 +503,7 @@ fi
 	echo "# NOTE: tierfs's cgroup limit is ${LIMIT_MB}MiB plus the peak of zram's pool" \
 		"(mem_used_max), measured on the kernel side: the same total memory"
 echo "# tierfs: size=${FS_MB}m ${MEM_OPT:-no mem= (from the cgroup limit) }($((MEM_MB * 100 / LIMIT_MB)) % of ${LIMIT_MB}MiB)" \
-	"backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto $(transport_opts "$TRANSPORT");" \
+	"backend=$BACKEND compressor=lz4 swapsize=${FS_MB}m cache=auto $(transport_opts "$TRANSPORT");" \
 	"daemon -f in the cgroup;" \
 	"memory.memsw.limit_in_bytes = the limit (no kernel swap)"
 echo "# check: fio verify=crc32c ${VERIFY_MB}MiB written first, read last; md5 of 3x${SAMPLE_MB}MiB" \
@@ -508,9 +513,9 @@ echo "# other swap on the machine: ${other_swap:-none}; tierfs=$TIERFS"
 # --- kernel: tmpfs swapping to zram, or to a swap file behind zswap --------
 
 if [ "$KERNEL" = zram ]; then
-	zram_on "$DATA_BYTES"
+	zram_on "$SWAP_BYTES"
 else
-	zswap_on "$DATA_BYTES" "$SWAP_DIR" "$ZSWAP_PCT"
+	zswap_on "$SWAP_BYTES" "$SWAP_DIR" "$ZSWAP_PCT"
 	echo "# zswap compressor: $ZSWAP_COMP"
 	ZSWPWB0=$(vmstat_count zswpwb)
 	PSWPOUT0=$(vmstat_count pswpout)
@@ -542,7 +547,7 @@ CG=$(cg_new "$CG_BASE.tierfs" "$TIERFS_LIMIT_MB" noswap) || die "cannot create m
 # Not through in_cg: a function run in the background is a subshell, and $!
 # must be the daemon itself.
 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG" "$TIERFS" "$TIERFS_MNT" -f \
-	-o "size=${FS_MB}m,${MEM_OPT}backend=$BACKEND,compressor=lz4,swapsize=${DATA_MB}m,$(transport_opts "$TRANSPORT")" \
+	-o "size=${FS_MB}m,${MEM_OPT}backend=$BACKEND,compressor=lz4,swapsize=${FS_MB}m,$(transport_opts "$TRANSPORT")" \
 	2>>"$LOG" 9>&- &
 DAEMON_PID=$!
 wait_mounted "$TIERFS_MNT" "$DAEMON_PID" || die "tierfs did not mount $TIERFS_MNT: $(cat "$LOG")"
@@ -692,11 +697,11 @@ if [ -n "$RESULTS" ]; then
 	fi
 	param "cgroup v1 memory.limit_in_bytes" "${LIMIT_MB} MiB (kernel), ${TIERFS_LIMIT_MB} MiB (tierfs)"
 	param data "${DATA_MB} MiB, fio buffer_compress_percentage=$COMPRESS refill_buffers randseed=1"
-	param "tierfs" "${MEM_OPT:-no mem= (from the cgroup limit), }backend=$BACKEND compressor=lz4 swapsize=${DATA_MB}m cache=auto $(transport_opts "$TRANSPORT"), memsw limit = limit"
+	param "tierfs" "${MEM_OPT:-no mem= (from the cgroup limit), }backend=$BACKEND compressor=lz4 swapsize=${FS_MB}m cache=auto $(transport_opts "$TRANSPORT"), memsw limit = limit"
 	if [ "$KERNEL" = zram ]; then
-		param "kernel" "tmpfs + zram lz4 disksize=${DATA_MB}MiB, swappiness=100"
+		param "kernel" "tmpfs + zram lz4 disksize=${FS_MB}MiB, swappiness=100"
 	else
-		param "kernel" "tmpfs + zswap $ZSWAP_COMP max_pool_percent=$ZSWAP_PCT + swap file ${DATA_MB}MiB in $SWAP_DIR, swappiness=100"
+		param "kernel" "tmpfs + zswap $ZSWAP_COMP max_pool_percent=$ZSWAP_PCT + swap file ${FS_MB}MiB in $SWAP_DIR, swappiness=100"
 	fi
 	param "random reads" "bs=4k ${RUNTIME}s each; mmap: $NR_MMAP_JOBS jobs, ${MMAP_JOB_MB} MiB region each"
 	for side in kernel tierfs; do
