@@ -91,4 +91,12 @@ void data_release(struct data_space *ds, struct inode *inode);
  */
 void data_release_unreachable(void *ds, struct inode *inode);
 
+/*
+ * Whether nr_pages more resident pages for inode may make their allocation
+ * reclaim on the caller's thread, and so wait: near the reclaimer's mark,
+ * or with inode's tenant at its share, which it pays with its own pages.
+ * No lock needed.
+ */
+bool data_may_reclaim(struct data_space *ds, const struct inode *inode, uint64_t nr_pages);
+
 #endif

@@ -107,6 +107,14 @@ static inline uint64_t lru_lists_nr_listed(const struct lru_lists *l)
 	return l->nr[LRU_INACTIVE] + l->nr[LRU_ACTIVE];
 }
 
+/* Whether l, with nr_more more resident pages, would be at its share (limit_pages) or past it. */
+static inline bool lru_lists_is_at_share(struct lru_lists *l, uint64_t nr_more)
+{
+	uint64_t limit = atomic_load(&l->limit_pages);
+
+	return limit && atomic_load(&l->nr_resident) + nr_more >= limit;
+}
+
 /* Pages on the inactive or active lists of all the lists. */
 uint64_t lru_nr_listed(struct lru *lru, enum lru_list list);
 void lru_destroy(struct lru *lru);

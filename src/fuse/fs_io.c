@@ -19,10 +19,7 @@
 #include <unistd.h>
 
 #include "tierfs/backend.h"
-#include "tierfs/budget.h"
 #include "tierfs/fs.h"
-#include "tierfs/lru.h"
-#include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
 #include "tierfs/space.h"
 #include "tierfs/swapin.h"
@@ -372,25 +369,6 @@ static bool is_lock_busy(pthread_rwlock_t *lock)
 	return false;
 }
 
-/*
- * Whether nr_pages more resident pages for inode may make their allocation
- * reclaim on its own thread (data_alloc_page), and so wait: near the
- * reclaimer's mark, or with inode's tenant at its share, which it pays
- * with its own pages.
- */
-static bool may_reclaim(struct tierfs *fs, const struct inode *inode, uint64_t nr_pages)
-{
-	const struct lru_lists *ls = inode->lists; /* set when made, never changed */
-	uint64_t limit = ls ? atomic_load(&ls->limit_pages) : 0;
-
-	if (!fs->data.backend)
-		return false;
-	if (limit && atomic_load(&ls->nr_resident) + nr_pages >= limit)
-		return true;
-	return pagepool_nr_in_use(fs->data.pool) + nr_pages >=
-	       atomic_load(&fs->data.budget.high_pages);
-}
-
 bool fs_may_block(struct tierfs *fs, const struct fuse_in_header *in, const void *arg)
 {
 	struct inode *inode = fs_inode_of(fs, in->nodeid);
@@ -409,17 +387,17 @@ bool fs_may_block(struct tierfs *fs, const struct fuse_in_header *in, const void
 			return false;
 		/* A RAM backend loads in memory, but the pages it fills may need reclaim. */
 		return !fs->data.backend->ops->is_sync ||
-		       may_reclaim(fs, inode, (rd->size >> PAGE_SHIFT) + 1);
+		       data_may_reclaim(&fs->data, inode, (rd->size >> PAGE_SHIFT) + 1);
 	}
 	case FUSE_WRITE: {
 		const struct fuse_write_in *wr = arg;
 
 		return is_lock_busy(&inode->lock) ||
-		       may_reclaim(fs, inode, (wr->size >> PAGE_SHIFT) + 1);
+		       data_may_reclaim(&fs->data, inode, (wr->size >> PAGE_SHIFT) + 1);
 	}
 	case FUSE_FALLOCATE:
 	case FUSE_SETATTR:
-		return is_lock_busy(&inode->lock) || may_reclaim(fs, inode, 1);
+		return is_lock_busy(&inode->lock) || data_may_reclaim(&fs->data, inode, 1);
 	case FUSE_COPY_FILE_RANGE:
 		return true;
 	default:

@@ -14,6 +14,7 @@
 #include "tierfs/budget.h"
 #include "tierfs/data.h"
 #include "tierfs/log.h"
+#include "tierfs/lru.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
 #include "tierfs/reclaim.h"
@@ -177,6 +178,16 @@ static uint64_t nr_refused(struct data_space *ds)
 	       atomic_load_explicit(&ds->swap.nr_limit_rejects, memory_order_relaxed);
 }
 
+bool data_may_reclaim(struct data_space *ds, const struct inode *inode, uint64_t nr_pages)
+{
+	if (!ds->backend)
+		return false;
+	/* inode->lists is set when the inode is made and never changed. */
+	if (inode->lists && lru_lists_is_at_share(inode->lists, nr_pages))
+		return true;
+	return pagepool_nr_in_use(ds->pool) + nr_pages >= atomic_load(&ds->budget.high_pages);
+}
+
 int64_t data_alloc_page(struct data_space *ds, struct inode *held, bool may_exceed)
 {
 	bool is_rechecked = false;
@@ -186,12 +197,9 @@ int64_t data_alloc_page(struct data_space *ds, struct inode *held, bool may_exce
 		return pagepool_alloc(ds->pool);
 	/* A tenant over its share pays with its own pages first. */
 	if (held && held->lists) {
-		struct lru_lists *ls = held->lists;
-		uint64_t limit = atomic_load(&ls->limit_pages);
-
 		/* A batch or two may only promote pages in use. */
-		for (int i = 0; limit && atomic_load(&ls->nr_resident) >= limit && i < 4; i++)
-			reclaim_batch_from(ds, held, ls);
+		for (int i = 0; lru_lists_is_at_share(held->lists, 0) && i < 4; i++)
+			reclaim_batch_from(ds, held, held->lists);
 	}
 	used = pagepool_nr_in_use(ds->pool);
 	if (used >= ds->budget.high_pages)
