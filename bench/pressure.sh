@@ -657,7 +657,7 @@ echo "tierfs after the write: resident $(mib "${R[resident.tierfs]-}") of budget
 		"${R[handoffs]-} of them handed to a worker"
 [ -z "${R[sampled]-}" ] ||
 	echo "* tierfs died during the write: the last 0.2 s sample of its counters before"
-echo "zram's pool is not charged to the cgroup; tierfs's pool is (it lives in the daemon)."
+echo "the kernel's pool (zram's or zswap's) is not charged to a v1 cgroup; tierfs's pool is (it lives in the daemon)."
 
 # --- results for bench/run -------------------------------------------------
 
@@ -711,7 +711,7 @@ if [ -n "$RESULTS" ]; then
 	done
 	note "verify crc32c ${VERIFY_MB}MiB: kernel ${R[verify.kernel]:-no}, tierfs ${R[verify.tierfs]:-no};" \
 		"md5 samples: kernel ${R[md5.kernel]:--}, tierfs ${R[md5.tierfs]:--}"
-	note "zram's pool is not charged to the cgroup; tierfs's pool is (it lives in the daemon)."
+	note "the kernel's pool (zram's or zswap's) is not charged to a v1 cgroup; tierfs's pool is (it lives in the daemon)."
 fi
 
 status=0
