@@ -33,6 +33,8 @@ extern const struct tier_backend_ops tier_backend_ramdisk;
 #define RAMDISK_MIN_SHARDS 4
 #define RAMDISK_MAX_SHARDS 64
 #define RAMDISK_PIECE 64 /* pages looked up under one lock hold, copied after */
+/* A slot used once: its index entry and its free-stack entry. */
+#define RAMDISK_INDEX_BYTES (sizeof(uintptr_t) + sizeof(uint32_t))
 
 /*
  * A chunk of RAMDISK_CHUNK_PAGES pages.  The header is aligned to 64 bytes so
@@ -435,9 +437,7 @@ static void ramdisk_get_stats(struct tier_backend *tb, struct backend_stats *st)
 		pthread_mutex_lock(&sh->lock);
 		st->stored_pages += sh->nr_stored;
 		st->pool_bytes += sh->nr_chunks * RAMDISK_CHUNK_PAGES * PAGE_SIZE;
-		/* An index entry and a free-stack entry a slot used once. */
-		st->ram_bytes +=
-			(uint64_t)sh->nr_used_once * (sizeof(uintptr_t) + sizeof(uint32_t));
+		st->ram_bytes += (uint64_t)sh->nr_used_once * RAMDISK_INDEX_BYTES;
 		st->nr_stores += sh->nr_stores;
 		st->nr_loads += sh->nr_loads;
 		st->nr_frees += sh->nr_frees;
@@ -449,6 +449,7 @@ static void ramdisk_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	st->capacity_bytes = rd->nr_slots * PAGE_SIZE;
 	/* Its index entry, and its share of chunks that are partly in use (measured). */
 	st->raw_page_bytes = PAGE_SIZE + PAGE_SIZE / 128;
+	st->index_page_bytes = RAMDISK_INDEX_BYTES;
 	st->nr_reject_full = atomic_load(&rd->nr_reject_full);
 	st->nr_reject_alloc = atomic_load(&rd->nr_reject_alloc);
 }

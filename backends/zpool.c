@@ -758,9 +758,10 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 	st->ram_bytes += st->pool_bytes;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->capacity_bytes = pool->capacity_pages * PAGE_SIZE;
+	st->index_page_bytes = sizeof(struct zpool_entry);
 	st->raw_page_bytes =
 		pool->geom[ZPOOL_RAW_CLASS].zspage_bytes / pool->geom[ZPOOL_RAW_CLASS].nr_objs +
-		sizeof(struct zpool_entry);
+		st->index_page_bytes;
 	st->nr_store_errors = atomic_load(&pool->nr_store_errors);
 	st->nr_load_errors = atomic_load(&pool->nr_load_errors);
 	st->nr_reject_full = atomic_load(&pool->nr_reject_full);

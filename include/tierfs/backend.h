@@ -55,6 +55,7 @@ struct backend_stats {
 	uint64_t pool_bytes;   /* memory or disk the backend uses for them */
 	uint64_t capacity_bytes;
 	uint64_t raw_page_bytes;		/* RAM backends: memory a page stored raw takes */
+	uint64_t index_page_bytes;		/* RAM backends: index a stored page takes */
 	uint64_t ram_bytes;			/* daemon memory: a RAM pool, slot metadata */
 	uint64_t nr_stores, nr_loads, nr_frees; /* pages */
 	uint64_t nr_store_errors, nr_load_errors;

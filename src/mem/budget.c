@@ -32,6 +32,17 @@ static uint64_t trim_bytes(uint64_t limit)
 	return limit >> 6 < (16ULL << 20) ? limit >> 6 : 16ULL << 20;
 }
 
+/*
+ * What a resident page costs: the page and, with a backend, its
+ * descriptor.  Budgeted as one, the room for pages is honest from the
+ * start: with the descriptors counted as other memory as they grew, the
+ * capacity df had shown shrank by 48 bytes for every page written.
+ */
+static uint64_t page_cost(const struct data_space *ds)
+{
+	return PAGE_SIZE + (ds->backend ? sizeof(struct lru_page) : 0);
+}
+
 /* The footprint from stats already taken; bs is zero but for a RAM backend. */
 static void footprint_of(struct data_space *ds, const struct pagepool_stats *ps,
 			 const struct backend_stats *bs, struct budget_footprint *out)
@@ -134,6 +145,19 @@ static uint64_t limit_locked(const struct data_space *ds)
 }
 
 /*
+ * What a RAM pool's stored pages cost: their bytes in the pool and their
+ * index entries.  Both count back into the memory for data, and the cost
+ * of a page stored is measured with both: with the index left out, it grew
+ * out of the limit's other memory as pages were stored, and df's size
+ * shrank by an entry (16 bytes in zpool) for each.  Index entries of slots
+ * used once and freed stay in the other memory: nothing is stored in them.
+ */
+static uint64_t pool_data_bytes(const struct backend_stats *bs)
+{
+	return bs->pool_bytes + bs->stored_pages * bs->index_page_bytes;
+}
+
+/*
  * What the data may use, in pages x 1024, with the weight of a page that
  * holds no memory yet (same-filled or fallocated: it may be written with
  * anything later).  Without a RAM pool under a limit that is the resident
@@ -148,6 +172,7 @@ static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t li
 				uint64_t *weight)
 {
 	uint64_t slots = bs->capacity_bytes >> PAGE_SHIFT, per_page, raw, pool_max, resident;
+	uint64_t cost = page_cost(ds);
 
 	*weight = 1024;
 	if (!ds->backend)
@@ -157,23 +182,23 @@ static uint64_t capacity_locked(struct data_space *ds, uint64_t mem, uint64_t li
 	raw = bs->raw_page_bytes > PAGE_SIZE ? bs->raw_page_bytes : PAGE_SIZE;
 	/* A few pages tell more about half-used chunks and classes than about data. */
 	per_page = bs->stored_pages >= BUDGET_MEASURE_PAGES ?
-			   (bs->pool_bytes + bs->stored_pages - 1) / bs->stored_pages :
+			   (pool_data_bytes(bs) + bs->stored_pages - 1) / bs->stored_pages :
 			   raw;
 	if (per_page > raw)
 		raw = per_page;
 	pool_max = slots * per_page;
-	if (pool_max + BUDGET_MIN_PAGES * PAGE_SIZE < data_bytes) {
+	if (pool_max + BUDGET_MIN_PAGES * cost < data_bytes) {
 		/* The slots run out first, with the resident budget not yet at its minimum. */
-		resident = (data_bytes - pool_max) >> PAGE_SHIFT;
+		resident = (data_bytes - pool_max) / cost;
 		if (ds->budget.mem_cap_pages && resident > ds->budget.mem_cap_pages)
 			resident = ds->budget.mem_cap_pages;
 		return (resident + slots) * 1024;
 	}
 	*weight = raw * 1024 / per_page;
-	if (data_bytes <= BUDGET_MIN_PAGES * PAGE_SIZE)
-		return (data_bytes >> PAGE_SHIFT) * 1024;
+	if (data_bytes <= BUDGET_MIN_PAGES * cost)
+		return data_bytes / cost * 1024;
 	/* Divided first: x 1024 overflows from 16 PiB on. */
-	data_bytes -= BUDGET_MIN_PAGES * PAGE_SIZE;
+	data_bytes -= BUDGET_MIN_PAGES * cost;
 	return BUDGET_MIN_PAGES * 1024 + data_bytes / per_page * 1024 +
 	       data_bytes % per_page * 1024 / per_page;
 }
@@ -254,8 +279,8 @@ static bool update_locked(struct data_space *ds)
 			footprint_of(ds, &ps, &bs, &fp);
 		}
 		headroom = BUDGET_HEADROOM + (limit >> BUDGET_HEADROOM_SHIFT);
-		other = fp.backend + fp.descriptors + fp.transport +
-			ps.nr_ready_target * PAGE_SIZE + headroom + pool_reserve_locked(ds);
+		other = fp.backend + fp.transport + ps.nr_ready_target * page_cost(ds) + headroom +
+			pool_reserve_locked(ds);
 		/*
 		 * What the daemon should hold now.  Not other's reservations:
 		 * the stock's target beside the stock it has, and the room the
@@ -297,13 +322,8 @@ static bool update_locked(struct data_space *ds)
 		if (excess > BUDGET_EXCESS_FREE)
 			other += excess - BUDGET_EXCESS_FREE;
 		other = steady_other(&ds->budget, other, limit);
-		room = limit > other ? (limit - other) >> PAGE_SHIFT : 0;
-		/*
-		 * A RAM pool's bytes hold data, so they count back; its slot
-		 * metadata does not, and stays in other, whose steadiness keeps
-		 * df's size from creeping up as the index grows.
-		 */
-		ram_pool = ds->backend && ds->backend->ops->is_sync ? bs.pool_bytes : 0;
+		room = limit > other ? (limit - other) / page_cost(ds) : 0;
+		ram_pool = ds->backend && ds->backend->ops->is_sync ? pool_data_bytes(&bs) : 0;
 		data_bytes = limit + ram_pool > other ? limit + ram_pool - other : 0;
 		if (room < BUDGET_MIN_PAGES) {
 			is_full = true;
