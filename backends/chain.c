@@ -339,6 +339,11 @@ static int chain_store_piece(struct chain *ch, void *const *pages, unsigned int 
 						 nr - nr_first);
 			if (ch->is_spill)
 				chain_spill_note(ch, nr_first, nr, is_error);
+			else if (nr_first < nr && !is_error) {
+				/* At its bound: the file takes stores until writeback made room. */
+				atomic_store(&ch->is_full, true);
+				chain_kick(ch);
+			}
 		}
 	}
 	for (unsigned int i = 0; i < nr; i++) {
@@ -761,6 +766,7 @@ static void chain_set_pool_max(struct tier_backend *b, uint64_t bytes)
 
 	if (ch->is_spill)
 		return;
+	ch->upper->ops->set_pool_bound(ch->upper, bytes);
 	if (atomic_exchange(&ch->pool_max, bytes) > bytes)
 		chain_kick(ch);
 }
@@ -912,6 +918,13 @@ static int chain_init(struct tier_backend *upper, struct tier_backend *lower,
 	pthread_mutex_init(&ch->wb_lock, NULL);
 	pthread_cond_init(&ch->wb_cond, NULL);
 	atomic_init(&ch->pool_max, pool_max_bytes);
+	/*
+	 * The tier itself refuses what would take it past the bound: stores
+	 * that found it below the bound and ran together took it past by up
+	 * to a piece each.
+	 */
+	if (!is_spill)
+		upper->ops->set_pool_bound(upper, pool_max_bytes);
 	upper->ops->get_stats(upper, &up);
 	lower->ops->get_stats(lower, &low);
 	/* Every slot of both tiers may be in use at once. */

@@ -77,6 +77,11 @@ struct ramdisk {
 	unsigned int nr_shards;
 	struct ramdisk_shard *shards;
 	atomic_uint_fast64_t nr_reject_full, nr_reject_alloc;
+	/*
+	 * Every shard's chunk memory, and a chain's bound on it: a store that
+	 * needs a chunk past the bound is refused as full.
+	 */
+	atomic_uint_fast64_t pool_bytes, pool_bound;
 };
 
 static atomic_uint ramdisk_nr_threads;
@@ -119,7 +124,8 @@ static void ramdisk_partial_del(struct ramdisk_shard *sh, struct ramdisk_chunk *
 		c->next->prev = c->prev;
 }
 
-static void ramdisk_chunk_release(struct ramdisk_shard *sh, struct ramdisk_chunk *c)
+static void ramdisk_chunk_release(struct ramdisk *rd, struct ramdisk_shard *sh,
+				  struct ramdisk_chunk *c)
 {
 	ramdisk_partial_del(sh, c);
 	if (sh->spare == c)
@@ -127,25 +133,38 @@ static void ramdisk_chunk_release(struct ramdisk_shard *sh, struct ramdisk_chunk
 	munmap(c->base, RAMDISK_CHUNK_PAGES * PAGE_SIZE);
 	free(c);
 	sh->nr_chunks--;
+	atomic_fetch_sub(&rd->pool_bytes, RAMDISK_CHUNK_PAGES * PAGE_SIZE);
 }
 
-static struct ramdisk_chunk *ramdisk_chunk_new(struct ramdisk_shard *sh)
+/* A new chunk on the partial list, or NULL with *err -ENOSPC (the bound) or -ENOMEM. */
+static struct ramdisk_chunk *ramdisk_chunk_new(struct ramdisk *rd, struct ramdisk_shard *sh,
+					       int *err)
 {
-	struct ramdisk_chunk *c = aligned_alloc(64, 64);
+	const uint64_t bytes = RAMDISK_CHUNK_PAGES * PAGE_SIZE;
+	struct ramdisk_chunk *c;
 
 	_Static_assert(sizeof(*c) <= 64, "the chunk header must fit its alignment");
+	*err = -ENOSPC;
+	if (atomic_fetch_add(&rd->pool_bytes, bytes) + bytes >
+	    atomic_load_explicit(&rd->pool_bound, memory_order_relaxed))
+		goto undo;
+	*err = -ENOMEM;
+	c = aligned_alloc(64, 64);
 	if (!c)
-		return NULL;
-	c->base = mmap(NULL, RAMDISK_CHUNK_PAGES * PAGE_SIZE, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		goto undo;
+	c->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (c->base == MAP_FAILED) {
 		free(c);
-		return NULL;
+		goto undo;
 	}
 	c->free_mask = RAMDISK_CHUNK_ALL_FREE;
 	ramdisk_partial_add(sh, c);
 	sh->nr_chunks++;
 	return c;
+
+undo:
+	atomic_fetch_sub(&rd->pool_bytes, bytes);
+	return NULL;
 }
 
 /* Publish the shard's free chunk pages for stores to look at.  Under sh->lock. */
@@ -156,10 +175,11 @@ static void ramdisk_count_holes(struct ramdisk_shard *sh)
 }
 
 /*
- * A free page as an index entry, or 0 when memory ran out or, unless
- * may_grow, the chunks have none.  Under sh->lock.
+ * A free page as an index entry, or 0 when the chunks have none and, if
+ * may_grow, a new one could not be had (*err says why).  Under sh->lock.
  */
-static uintptr_t ramdisk_page_get(struct ramdisk_shard *sh, bool may_grow)
+static uintptr_t ramdisk_page_get(struct ramdisk *rd, struct ramdisk_shard *sh, bool may_grow,
+				  int *err)
 {
 	struct ramdisk_chunk *c = sh->partial;
 	unsigned int page;
@@ -168,7 +188,7 @@ static uintptr_t ramdisk_page_get(struct ramdisk_shard *sh, bool may_grow)
 	if (c && c == sh->spare && c->next)
 		c = c->next;
 	if (!c && may_grow)
-		c = ramdisk_chunk_new(sh);
+		c = ramdisk_chunk_new(rd, sh, err);
 	if (!c)
 		return 0;
 	if (c == sh->spare)
@@ -188,7 +208,7 @@ static void *ramdisk_entry_page(uintptr_t entry)
 }
 
 /* Under sh->lock. */
-static void ramdisk_page_put(struct ramdisk_shard *sh, uintptr_t entry)
+static void ramdisk_page_put(struct ramdisk *rd, struct ramdisk_shard *sh, uintptr_t entry)
 {
 	struct ramdisk_chunk *c = (struct ramdisk_chunk *)(entry & ~(uintptr_t)63);
 
@@ -199,7 +219,7 @@ static void ramdisk_page_put(struct ramdisk_shard *sh, uintptr_t entry)
 		return;
 	/* One empty chunk absorbs a store/free seesaw; more is memory for nothing. */
 	if (sh->spare)
-		ramdisk_chunk_release(sh, c);
+		ramdisk_chunk_release(rd, sh, c);
 	else
 		sh->spare = c;
 }
@@ -237,10 +257,10 @@ static int64_t ramdisk_slot_get(struct ramdisk_shard *sh)
 }
 
 /* An idle shard holds no page memory, as brd holds none for discarded sectors. */
-static void ramdisk_shard_trim(struct ramdisk_shard *sh)
+static void ramdisk_shard_trim(struct ramdisk *rd, struct ramdisk_shard *sh)
 {
 	if (!sh->nr_stored && sh->spare)
-		ramdisk_chunk_release(sh, sh->spare);
+		ramdisk_chunk_release(rd, sh, sh->spare);
 }
 
 /*
@@ -248,8 +268,9 @@ static void ramdisk_shard_trim(struct ramdisk_shard *sh)
  * prefix), with *err saying why the rest was not; unless may_grow, only
  * into the free pages of its chunks, stopping with *err unchanged.
  */
-static unsigned int ramdisk_shard_store(struct ramdisk_shard *sh, void *const *pages,
-					unsigned int nr, uint64_t *slots, bool may_grow, int *err)
+static unsigned int ramdisk_shard_store(struct ramdisk *rd, struct ramdisk_shard *sh,
+					void *const *pages, unsigned int nr, uint64_t *slots,
+					bool may_grow, int *err)
 {
 	void *dst[RAMDISK_PIECE];
 	unsigned int i;
@@ -264,11 +285,9 @@ static unsigned int ramdisk_shard_store(struct ramdisk_shard *sh, void *const *p
 			*err = (int)local;
 			break;
 		}
-		entry = ramdisk_page_get(sh, may_grow);
+		entry = ramdisk_page_get(rd, sh, may_grow, err);
 		if (!entry) {
 			sh->free_slots[sh->nr_free_slots++] = (uint32_t)local;
-			if (may_grow)
-				*err = -ENOMEM;
 			break;
 		}
 		*ramdisk_entry(sh, (uint32_t)local) = entry;
@@ -312,7 +331,7 @@ static int ramdisk_store(struct tier_backend *tb, void *const *pages, unsigned i
 				unsigned int want = nr - done < RAMDISK_PIECE ? nr - done :
 										RAMDISK_PIECE;
 				unsigned int got = ramdisk_shard_store(
-					sh, pages + done, want, slots + done, may_grow, &err);
+					rd, sh, pages + done, want, slots + done, may_grow, &err);
 
 				done += got;
 				if (got < want)
@@ -401,7 +420,7 @@ static void ramdisk_free(struct tier_backend *tb, const uint64_t *slots, unsigne
 			continue;
 		if (sh != locked) {
 			if (locked) {
-				ramdisk_shard_trim(locked);
+				ramdisk_shard_trim(rd, locked);
 				ramdisk_count_holes(locked);
 				pthread_mutex_unlock(&locked->lock);
 			}
@@ -413,14 +432,14 @@ static void ramdisk_free(struct tier_backend *tb, const uint64_t *slots, unsigne
 		assert(entry && *entry && "free of a slot that is not stored");
 		if (!entry || !*entry)
 			continue;
-		ramdisk_page_put(sh, *entry);
+		ramdisk_page_put(rd, sh, *entry);
 		*entry = 0;
 		sh->free_slots[sh->nr_free_slots++] = local;
 		sh->nr_stored--;
 		sh->nr_frees++;
 	}
 	if (locked) {
-		ramdisk_shard_trim(locked);
+		ramdisk_shard_trim(rd, locked);
 		ramdisk_count_holes(locked);
 		pthread_mutex_unlock(&locked->lock);
 	}
@@ -469,13 +488,13 @@ static void ramdisk_destroy(struct tier_backend *tb)
 			uintptr_t *entry = ramdisk_entry(sh, local);
 
 			if (*entry) {
-				ramdisk_page_put(sh, *entry);
+				ramdisk_page_put(rd, sh, *entry);
 				*entry = 0;
 				sh->nr_stored--;
 			}
 		}
 		if (sh->spare)
-			ramdisk_chunk_release(sh, sh->spare);
+			ramdisk_chunk_release(rd, sh, sh->spare);
 		assert(!sh->partial);
 		for (uint32_t l = 0; sh->leaves && l < nr_leaves; l++)
 			free(sh->leaves[l]);
@@ -552,12 +571,19 @@ static int ramdisk_create(const struct backend_config *cfg, struct tier_backend 
 	}
 	atomic_init(&rd->nr_reject_full, 0);
 	atomic_init(&rd->nr_reject_alloc, 0);
+	atomic_init(&rd->pool_bytes, 0);
+	atomic_init(&rd->pool_bound, UINT64_MAX);
 	*out = &rd->base;
 	return 0;
 
 free_rd:
 	ramdisk_destroy(&rd->base);
 	return -ENOMEM;
+}
+
+static void ramdisk_set_pool_bound(struct tier_backend *tb, uint64_t bytes)
+{
+	atomic_store(&to_ramdisk(tb)->pool_bound, bytes);
 }
 
 const struct tier_backend_ops tier_backend_ramdisk = {
@@ -569,4 +595,5 @@ const struct tier_backend_ops tier_backend_ramdisk = {
 	.load = ramdisk_load,
 	.free = ramdisk_free,
 	.get_stats = ramdisk_get_stats,
+	.set_pool_bound = ramdisk_set_pool_bound,
 };

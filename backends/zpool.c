@@ -119,6 +119,11 @@ struct zpool {
 	struct zpool_shard *shards;
 	struct zpool_class_geom geom[ZPOOL_NR_CLASSES];
 	bool is_raw_refused; /* a chain's pool: the file behind takes those raw */
+	/*
+	 * Every shard's pool_bytes, and a chain's bound on it: a store that
+	 * needs a zspage past the bound is refused as full.
+	 */
+	atomic_uint_fast64_t pool_bytes, pool_bound;
 	/* Rare events, counted outside any shard. */
 	atomic_uint_fast64_t nr_reject_full, nr_reject_alloc;
 	atomic_uint_fast64_t nr_refused_raw; /* pages refused raw, in nr_reject_raw */
@@ -336,13 +341,23 @@ static unsigned int zpool_class_of(size_t len)
 	return (unsigned int)((len + ZPOOL_CLASS_STEP - 1) / ZPOOL_CLASS_STEP - 1);
 }
 
-static struct zspage *zspage_new(struct zpool *pool, struct zpool_shard *sh, unsigned int c)
+/* A zspage for class c, on its partial list.  -ENOSPC: past the bound. */
+static int zspage_new(struct zpool *pool, struct zpool_shard *sh, unsigned int c,
+		      struct zspage **out)
 {
 	const struct zpool_class_geom *g = &pool->geom[c];
-	struct zspage *zs = malloc(g->zspage_bytes);
+	uint64_t total = atomic_fetch_add(&pool->pool_bytes, g->zspage_bytes) + g->zspage_bytes;
+	struct zspage *zs;
 
-	if (!zs)
-		return NULL;
+	if (total > atomic_load_explicit(&pool->pool_bound, memory_order_relaxed)) {
+		atomic_fetch_sub(&pool->pool_bytes, g->zspage_bytes);
+		return -ENOSPC;
+	}
+	zs = malloc(g->zspage_bytes);
+	if (!zs) {
+		atomic_fetch_sub(&pool->pool_bytes, g->zspage_bytes);
+		return -ENOMEM;
+	}
 	zs->objs = (unsigned char *)zs + g->objs_offset;
 	zs->class_idx = (uint16_t)c;
 	zs->nr_used = 0;
@@ -351,10 +366,11 @@ static struct zspage *zspage_new(struct zpool *pool, struct zpool_shard *sh, uns
 	zpool_list_add(&zs->link, &sh->classes[c].partial);
 	sh->classes[c].nr_zspages++;
 	sh->pool_bytes += g->zspage_bytes;
-	return zs;
+	*out = zs;
+	return 0;
 }
 
-/* Allocate an object of class c for slot; returns -ENOMEM or 0. */
+/* Allocate an object of class c for slot; returns 0, -ENOSPC (the bound) or -ENOMEM. */
 static int zpool_obj_alloc(struct zpool *pool, struct zpool_shard *sh, unsigned int c,
 			   uint32_t slot, struct zspage **zs_out, uint16_t *obj_out)
 {
@@ -363,9 +379,10 @@ static int zpool_obj_alloc(struct zpool *pool, struct zpool_shard *sh, unsigned 
 	uint16_t obj;
 
 	if (zpool_list_is_empty(&cls->partial)) {
-		zs = zspage_new(pool, sh, c);
-		if (!zs)
-			return -ENOMEM;
+		int ret = zspage_new(pool, sh, c, &zs);
+
+		if (ret)
+			return ret;
 	} else {
 		zs = zspage_of(cls->partial.next);
 	}
@@ -402,6 +419,7 @@ static void zpool_obj_free(struct zpool *pool, struct zpool_shard *sh, struct zs
 			zpool_list_del(&zs->link);
 		cls->nr_zspages--;
 		sh->pool_bytes -= g->zspage_bytes;
+		atomic_fetch_sub(&pool->pool_bytes, g->zspage_bytes);
 		free(zs);
 	} else if (was_full) {
 		/* At the head: the next stores fill it again. */
@@ -538,7 +556,7 @@ static bool zpool_slot_locate(const struct zpool *pool, uint64_t slot, struct zp
 	return *idx < (*sh)->nr_slots;
 }
 
-/* Store one blob of len bytes in the shard.  -ENOSPC: no free slot. */
+/* Store one blob of len bytes in the shard.  -ENOSPC: no free slot, or the bound. */
 static int zpool_shard_store(struct zpool *pool, struct zpool_shard *sh, const void *blob,
 			     size_t len, uint32_t *idx_out)
 {
@@ -547,12 +565,14 @@ static int zpool_shard_store(struct zpool *pool, struct zpool_shard *sh, const v
 	struct zspage *zs;
 	uint16_t obj;
 	uint32_t idx;
+	int ret;
 
 	if (!zpool_slot_take(sh, &idx))
 		return -ENOSPC;
-	if (zpool_obj_alloc(pool, sh, c, idx, &zs, &obj)) {
+	ret = zpool_obj_alloc(pool, sh, c, idx, &zs, &obj);
+	if (ret) {
 		zpool_slot_put(sh, idx);
-		return -ENOMEM;
+		return ret;
 	}
 	memcpy(zs->objs + (size_t)obj * pool->geom[c].size, blob, len);
 	e = &sh->entries[idx];
@@ -841,6 +861,7 @@ static int zpool_create(const struct backend_config *cfg, struct tier_backend **
 		pool->level = cfg->codec->default_level;
 	pool->capacity_pages = capacity_pages;
 	pool->is_raw_refused = cfg->is_raw_refused;
+	atomic_init(&pool->pool_bound, UINT64_MAX);
 	pool->shard_slots = (uint32_t)shard_slots;
 	zpool_geom_init(pool);
 	pool->shards =
@@ -905,6 +926,11 @@ int zpool_test_corrupt(struct tier_backend *b, uint64_t slot)
 	return ret;
 }
 
+static void zpool_set_pool_bound(struct tier_backend *b, uint64_t bytes)
+{
+	atomic_store(&zpool_of(b)->pool_bound, bytes);
+}
+
 const struct tier_backend_ops tier_backend_zpool = {
 	.name = "zpool",
 	.is_sync = true,
@@ -915,4 +941,5 @@ const struct tier_backend_ops tier_backend_zpool = {
 	.load = zpool_load,
 	.free = zpool_free,
 	.get_stats = zpool_get_stats,
+	.set_pool_bound = zpool_set_pool_bound,
 };

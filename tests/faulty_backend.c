@@ -141,6 +141,13 @@ static void faulty_get_stats(struct tier_backend *b, struct backend_stats *st)
 	f->inner->ops->get_stats(f->inner, st);
 }
 
+static void faulty_set_pool_bound(struct tier_backend *b, uint64_t bytes)
+{
+	struct faulty_backend *f = faulty(b);
+
+	f->inner->ops->set_pool_bound(f->inner, bytes);
+}
+
 static void faulty_destroy(struct tier_backend *b)
 {
 	struct faulty_backend *f = faulty(b);
@@ -160,6 +167,7 @@ static const struct tier_backend_ops faulty_sync_ops = {
 	.locate = faulty_locate,
 	.free = faulty_free,
 	.get_stats = faulty_get_stats,
+	.set_pool_bound = faulty_set_pool_bound,
 };
 
 static const struct tier_backend_ops faulty_async_ops = {

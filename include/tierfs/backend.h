@@ -165,6 +165,12 @@ struct tier_backend_ops {
 	/* A chain: bound its RAM tier's pool_bytes (writeback keeps it under). */
 	void (*set_pool_max)(struct tier_backend *b, uint64_t bytes);
 
+	/*
+	 * A RAM backend as a chain's first tier: refuse, as full, a store
+	 * whose memory would take pool_bytes past bytes (UINT64_MAX: none).
+	 */
+	void (*set_pool_bound)(struct tier_backend *b, uint64_t bytes);
+
 	/* redis (a chain: its last tier's): its servers' stats, up to max; returns how many. */
 	unsigned int (*get_nodes)(struct tier_backend *b, struct backend_node_stats *out,
 				  unsigned int max);

@@ -313,6 +313,35 @@ static void rig_shrink(struct rig *r, unsigned int divisor)
 	r->chain->ops->set_pool_max(r->chain, t[0].st.pool_bytes / divisor);
 }
 
+/*
+ * One store of a whole piece into an empty RAM tier far smaller than the
+ * piece: the tier stops at its bound and the file takes the rest.  Checked
+ * only before each piece, the bound let the whole piece in.
+ */
+static void test_bound(const char *upper, uint64_t pool_max)
+{
+	struct backend_tier_stats t[BACKEND_MAX_TIERS];
+	static void *ptr[256];
+	static uint64_t slots[256];
+	char *src = pages_new(256, ptr);
+	struct rig r;
+
+	check_set_context("%s+file bound of %llu KiB", upper, (unsigned long long)pool_max >> 10);
+	if (!rig_open(upper, NR, pool_max, &r))
+		goto out;
+	rig_fill(&r, ptr, slots, 256);
+	tiers_of(&r, t);
+	CHECK(t[0].st.pool_bytes <= pool_max);
+	CHECK(t[0].st.stored_pages > 0);
+	CHECK(t[1].st.stored_pages > 0);
+	CHECK_EQ((uint64_t)256, t[0].st.stored_pages + t[1].st.stored_pages);
+	check_loads(&r, slots, src, 256);
+	rig_close(&r, slots, 256);
+out:
+	free(src);
+	check_clear_context();
+}
+
 /* A file that fails every write: the entries stay in RAM and load; then they move. */
 static void test_failed_writeback(void)
 {
@@ -595,6 +624,8 @@ int main(void)
 	}
 	test_writeback_order("zpool");
 	test_writeback_order("ramdisk");
+	test_bound("zpool", 200 << 10);
+	test_bound("ramdisk", 600 << 10);
 	test_huge();
 	test_failed_writeback();
 	test_free_during_writeback();
