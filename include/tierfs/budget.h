@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct backend_stats;
 struct data_space;
 
 /*
@@ -85,7 +86,12 @@ struct budget_footprint {
 void budget_init(struct budget *b, uint64_t env_limit_bytes);
 void budget_fini(struct budget *b);
 
-void budget_footprint(struct data_space *ds, struct budget_footprint *out);
+/*
+ * The footprint now, and in bs (unless NULL) the backend's stats it was
+ * taken from, zero without one; the peaks are at least what both show.
+ */
+void budget_footprint(struct data_space *ds, struct budget_footprint *out,
+		      struct backend_stats *bs);
 
 /*
  * The budget does not wake the reclaimer itself (reclaim depends on the

@@ -127,10 +127,8 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	static _Thread_local char source[PATH_MAX + 8];
 
 	pagepool_get_stats(ds->pool, &ps);
-	budget_footprint(ds, &fp);
-	memset(&bs, 0, sizeof(bs));
-	if (ds->backend)
-		ds->backend->ops->get_stats(ds->backend, &bs);
+	/* One snapshot: a pool shown is never above the peak shown with it. */
+	budget_footprint(ds, &fp, &bs);
 #define ITEM(g, k, v, u) \
 	(assert(n < NR_STAT_ITEMS), it[n++] = (struct stat_item){ g, k, v, u, NULL })
 #define STR(g, k, s) \

@@ -71,23 +71,26 @@ static void note_peaks(struct data_space *ds, const struct budget_footprint *fp,
 	raise_to(&ds->budget.peak_pool_bytes, bs->pool_bytes);
 }
 
-void budget_footprint(struct data_space *ds, struct budget_footprint *out)
+void budget_footprint(struct data_space *ds, struct budget_footprint *out, struct backend_stats *bs)
 {
 	struct pagepool_stats ps;
-	struct backend_stats bs = { 0 };
+	struct backend_stats own;
 
+	if (!bs)
+		bs = &own;
+	memset(bs, 0, sizeof(*bs));
 	pagepool_get_stats(ds->pool, &ps);
 	if (ds->backend)
-		ds->backend->ops->get_stats(ds->backend, &bs);
-	footprint_of(ds, &ps, &bs, out);
-	note_peaks(ds, out, &bs);
+		ds->backend->ops->get_stats(ds->backend, bs);
+	footprint_of(ds, &ps, bs, out);
+	note_peaks(ds, out, bs);
 }
 
 void budget_sample_peaks(struct data_space *ds)
 {
 	struct budget_footprint fp;
 
-	budget_footprint(ds, &fp);
+	budget_footprint(ds, &fp, NULL);
 }
 
 void budget_note_growth(struct data_space *ds, uint64_t nr_pages)
