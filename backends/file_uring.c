@@ -39,12 +39,16 @@ extern const struct tier_backend_ops tier_backend_file;
 /*
  * How a slot's last store sealed it, kept in memory only: a tag on disk
  * would let whoever can write the file put back an old page with its old
- * tag.  The nonce is the number of that write among all of the key's, so
- * it is never used twice; the slot number is the associated data, so a
- * sealed page copied to another slot does not verify there either.
+ * tag.  The nonce is the slot and how many times it was sealed (gen), so
+ * it is never used twice with the key, and costs 4 bytes a slot where a
+ * number drawn from all of the key's writes took 8.  A slot sealed for the
+ * 2^32 - 1st time is retired when freed: never handed out again, it costs
+ * 4 KiB of swap per 2^32 stores into one slot.  The slot number is the
+ * associated data too, so a sealed page copied to another slot does not
+ * verify there either.
  */
 struct file_seal {
-	uint64_t nonce;
+	uint32_t gen;
 	unsigned char tag[SEAL_TAG_BYTES];
 };
 
@@ -73,7 +77,7 @@ struct file_ring {
 };
 
 /*
- * alloc_lock protects the slot bitmap, the cursor and nr_used.  A ring's lock
+ * alloc_lock protects the slot bitmap, the cursor, nr_used and nr_retired.  A ring's lock
  * may be held while alloc_lock is taken, never the other way round.
  */
 struct file_backend {
@@ -86,6 +90,7 @@ struct file_backend {
 	uint64_t *bitmap; /* bit set: slot in use (and bits past nr_slots) */
 	uint64_t cursor;  /* next-fit: where the last run ended */
 	uint64_t nr_used;
+	uint64_t nr_retired; /* slots whose nonces are used up: in use for good */
 	unsigned int nr_rings;
 	struct file_ring *rings;
 	struct seal_key *key;		 /* NULL: plaintext */
@@ -171,7 +176,7 @@ static unsigned int file_alloc_run(struct file_backend *b, unsigned int want, ui
 	uint64_t first_free = UINT64_MAX;
 	uint64_t pos, limit, end;
 
-	if (b->nr_used == b->nr_slots)
+	if (b->nr_used + b->nr_retired == b->nr_slots)
 		return 0;
 	pos = file_find_run(b, b->cursor, b->nr_slots, target, &first_free);
 	if (pos == b->nr_slots) {
@@ -191,14 +196,25 @@ static unsigned int file_alloc_run(struct file_backend *b, unsigned int want, ui
 	return (unsigned int)(end - pos);
 }
 
+/* Free nr slots from slot on, but those sealed as often as a nonce allows. */
+static void file_put_slots(struct file_backend *b, uint64_t slot, uint64_t nr)
+{
+	file_bitmap_assign(b->bitmap, slot, nr, false);
+	b->nr_used -= nr;
+	for (uint64_t i = slot; b->seals && i < slot + nr; i++) {
+		if (b->seals[i].gen == UINT32_MAX) {
+			file_bitmap_assign(b->bitmap, i, 1, true);
+			b->nr_retired++;
+		}
+	}
+}
+
 static void file_release_runs(struct file_backend *b, const struct file_run *runs,
 			      unsigned int nr_runs)
 {
 	pthread_mutex_lock(&b->alloc_lock);
-	for (unsigned int i = 0; i < nr_runs; i++) {
-		file_bitmap_assign(b->bitmap, runs[i].slot, runs[i].nr_pages, false);
-		b->nr_used -= runs[i].nr_pages;
-	}
+	for (unsigned int i = 0; i < nr_runs; i++)
+		file_put_slots(b, runs[i].slot, runs[i].nr_pages);
 	pthread_mutex_unlock(&b->alloc_lock);
 }
 
@@ -316,8 +332,11 @@ static void file_seal(struct file_backend *b, uint64_t slot, const void *page, v
 {
 	struct file_seal *seal = &b->seals[slot];
 
-	seal->nonce = seal_next_nonce(b->key);
-	seal_data(b->key, seal->nonce, slot, page, PAGE_SIZE, out, seal->tag);
+	/* A slot at the last generation was retired when last freed. */
+	assert(seal->gen < UINT32_MAX);
+	seal->gen++;
+	seal_data(b->key, (struct seal_nonce){ slot, seal->gen }, slot, page, PAGE_SIZE, out,
+		  seal->tag);
 }
 
 /* Open the sealed page in slot, in place.  Returns 0, or -EIO when it does not verify. */
@@ -325,7 +344,8 @@ static int file_unseal(struct file_backend *b, uint64_t slot, void *page)
 {
 	const struct file_seal *seal = &b->seals[slot];
 
-	return seal_open(b->key, seal->nonce, slot, page, PAGE_SIZE, seal->tag);
+	return seal_open(b->key, (struct seal_nonce){ slot, seal->gen }, slot, page, PAGE_SIZE,
+			 seal->tag);
 }
 
 /*
@@ -558,8 +578,7 @@ static void file_free(struct tier_backend *tb, const uint64_t *slots, unsigned i
 		assert(slot < b->nr_slots && (b->bitmap[slot / 64] & bit));
 		if (slot >= b->nr_slots || !(b->bitmap[slot / 64] & bit))
 			continue;
-		b->bitmap[slot / 64] &= ~bit;
-		b->nr_used--;
+		file_put_slots(b, slot, 1);
 	}
 	pthread_mutex_unlock(&b->alloc_lock);
 	atomic_fetch_add(&b->nr_frees, nr);
@@ -572,10 +591,10 @@ static void file_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	memset(st, 0, sizeof(*st));
 	pthread_mutex_lock(&b->alloc_lock);
 	st->stored_pages = b->nr_used;
+	st->capacity_bytes = (b->nr_slots - b->nr_retired) * PAGE_SIZE;
 	pthread_mutex_unlock(&b->alloc_lock);
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->pool_bytes = st->stored_pages * PAGE_SIZE;
-	st->capacity_bytes = b->nr_slots * PAGE_SIZE;
 	st->nr_stores = atomic_load(&b->nr_stores);
 	st->nr_loads = atomic_load(&b->nr_loads);
 	st->nr_frees = atomic_load(&b->nr_frees);
@@ -930,6 +949,22 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 destroy:
 	file_destroy(&b->base);
 	return ret;
+}
+
+/*
+ * For tests/unit/test_backends_io.c only: set how many times slot was
+ * sealed, to reach the last nonce without 2^32 stores.  Returns 0, or
+ * -EINVAL in plaintext or for a slot past the end.
+ */
+int file_test_set_gen(struct tier_backend *tb, uint64_t slot, uint32_t gen);
+int file_test_set_gen(struct tier_backend *tb, uint64_t slot, uint32_t gen)
+{
+	struct file_backend *b = to_file(tb);
+
+	if (!b->seals || slot >= b->nr_slots)
+		return -EINVAL;
+	b->seals[slot].gen = gen;
+	return 0;
 }
 
 const struct tier_backend_ops tier_backend_file = {

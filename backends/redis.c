@@ -837,7 +837,8 @@ static size_t redis_pack(struct redis_backend *b, struct redis_worker *w, uint64
 	if (!b->key)
 		return (size_t)n;
 	b->nonces[slot] = seal_next_nonce(b->key);
-	seal_data(b->key, b->nonces[slot], slot, data, (size_t)n, data, out);
+	seal_data(b->key, (struct seal_nonce){ b->nonces[slot], 0 }, slot, data, (size_t)n, data,
+		  out);
 	return (size_t)n + SEAL_TAG_BYTES;
 }
 
@@ -973,8 +974,8 @@ static int redis_unpack(struct redis_backend *b, struct redis_worker *w, uint64_
 	if (!len || r->len != len + (b->key ? SEAL_TAG_BYTES : 0))
 		return -EIO;
 	memcpy(data, r->str + (b->key ? SEAL_TAG_BYTES : 0), len);
-	if (b->key &&
-	    seal_open(b->key, b->nonces[slot], slot, data, len, (const unsigned char *)r->str)) {
+	if (b->key && seal_open(b->key, (struct seal_nonce){ b->nonces[slot], 0 }, slot, data, len,
+				(const unsigned char *)r->str)) {
 		atomic_fetch_add(&b->nr_decrypt_errors, 1);
 		return -EIO;
 	}

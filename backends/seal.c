@@ -106,19 +106,26 @@ uint64_t seal_next_nonce(struct seal_key *key)
 	return atomic_fetch_add_explicit(&key->nr_nonces, 1, memory_order_relaxed);
 }
 
-static void seal_le64(unsigned char *out, uint64_t v)
+static void seal_le(unsigned char *out, uint64_t v, int nr_bytes)
 {
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < nr_bytes; i++)
 		out[i] = (unsigned char)(v >> (8 * i));
 }
 
-void seal_data(const struct seal_key *key, uint64_t nonce, uint64_t slot, const void *in,
+/* The nonce's 12 bytes, zeros after them for XChaCha20's 24. */
+static void seal_nonce_bytes(struct seal_nonce nonce, unsigned char n[SEAL_NONCE_BYTES])
+{
+	seal_le(n, nonce.lo, 8);
+	seal_le(n + 8, nonce.hi, 4);
+}
+
+void seal_data(const struct seal_key *key, struct seal_nonce nonce, uint64_t slot, const void *in,
 	       size_t len, void *out, unsigned char tag[SEAL_TAG_BYTES])
 {
 	unsigned char n[SEAL_NONCE_BYTES] = { 0 }, ad[8];
 
-	seal_le64(n, nonce);
-	seal_le64(ad, slot);
+	seal_nonce_bytes(nonce, n);
+	seal_le(ad, slot, 8);
 	if (key->is_aes)
 		crypto_aead_aes256gcm_encrypt_detached_afternm(out, tag, NULL, in, len, ad,
 							       sizeof(ad), NULL, n, &key->aes);
@@ -127,14 +134,14 @@ void seal_data(const struct seal_key *key, uint64_t nonce, uint64_t slot, const 
 								    sizeof(ad), NULL, n, key->key);
 }
 
-int seal_open(const struct seal_key *key, uint64_t nonce, uint64_t slot, void *buf, size_t len,
-	      const unsigned char tag[SEAL_TAG_BYTES])
+int seal_open(const struct seal_key *key, struct seal_nonce nonce, uint64_t slot, void *buf,
+	      size_t len, const unsigned char tag[SEAL_TAG_BYTES])
 {
 	unsigned char n[SEAL_NONCE_BYTES] = { 0 }, ad[8];
 	int ret;
 
-	seal_le64(n, nonce);
-	seal_le64(ad, slot);
+	seal_nonce_bytes(nonce, n);
+	seal_le(ad, slot, 8);
 	if (key->is_aes)
 		ret = crypto_aead_aes256gcm_decrypt_detached_afternm(buf, NULL, buf, len, tag, ad,
 								     sizeof(ad), n, &key->aes);

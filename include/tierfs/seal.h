@@ -3,10 +3,10 @@
  * Sealing swapped pages: an AEAD under a random key made for one backend
  * that never leaves the daemon's memory.  AES-256-GCM where the CPU does it
  * in hardware, XChaCha20-Poly1305 elsewhere.  The caller keeps the nonce in
- * its own memory (a number never used twice with the key, from
- * seal_next_nonce) and passes the slot as associated data, so what is
- * stored outside cannot be replayed from an older store nor moved to
- * another slot.
+ * its own memory (96 bits never used twice with the key: a number from
+ * seal_next_nonce, or a slot and how many times it was sealed) and passes
+ * the slot as associated data, so what is stored outside cannot be
+ * replayed from an older store nor moved to another slot.
  */
 #ifndef TIERFS_SEAL_H
 #define TIERFS_SEAL_H
@@ -18,6 +18,12 @@
 #define SEAL_TAG_BYTES 16
 
 struct seal_key;
+
+/* The nonce's low 64 bits and its next 32. */
+struct seal_nonce {
+	uint64_t lo;
+	uint32_t hi;
+};
 
 /*
  * A fresh key in locked memory kept out of core dumps, locked again in a
@@ -35,11 +41,11 @@ size_t seal_key_bytes(void);
 uint64_t seal_next_nonce(struct seal_key *key);
 
 /* Seal len bytes of in (in place if out == in) under nonce, slot as associated data. */
-void seal_data(const struct seal_key *key, uint64_t nonce, uint64_t slot, const void *in,
+void seal_data(const struct seal_key *key, struct seal_nonce nonce, uint64_t slot, const void *in,
 	       size_t len, void *out, unsigned char tag[SEAL_TAG_BYTES]);
 
 /* Open len sealed bytes of buf in place.  Returns 0, or -EIO when they do not verify. */
-int seal_open(const struct seal_key *key, uint64_t nonce, uint64_t slot, void *buf, size_t len,
-	      const unsigned char tag[SEAL_TAG_BYTES]);
+int seal_open(const struct seal_key *key, struct seal_nonce nonce, uint64_t slot, void *buf,
+	      size_t len, const unsigned char tag[SEAL_TAG_BYTES]);
 
 #endif

@@ -819,6 +819,56 @@ out:
 	pages_free(pages);
 }
 
+int file_test_set_gen(struct tier_backend *tb, uint64_t slot, uint32_t gen);
+
+/*
+ * A slot's nonce is the slot and how many times it was sealed: sealed for
+ * the last time, the slot still loads, and once freed it is retired, so
+ * that no nonce comes round again; the backend is one slot smaller.
+ */
+static void test_file_last_nonce(struct target *t)
+{
+	enum { NR = 16, LAST = 5 };
+	uint64_t seeds[NR], slots[NR], slot;
+	void **pages = pages_new(NR);
+	struct tier_backend *b = target_create(t, NR);
+
+	check_set_context("file in %s%s: last nonce", t->dir, t->is_xchacha ? ", xchacha" : "");
+	if (!b)
+		goto out;
+	for (unsigned int i = 0; i < NR; i++) {
+		seeds[i] = 9000 + i;
+		page_fill(pages[i], seeds[i]);
+	}
+	if (!store_all(b, pages, seeds, slots, NR, NR))
+		goto destroy;
+	/* The one free slot is the next store's: sealed then for the last time. */
+	slot = slots[LAST];
+	b->ops->free(b, &slot, 1);
+	CHECK_EQ(0, file_test_set_gen(b, slot, UINT32_MAX - 1));
+	page_fill(pages[0], seeds[LAST]);
+	CHECK_EQ(1, b->ops->store(b, pages, 1, slots + LAST));
+	CHECK_EQ(slot, slots[LAST]);
+	CHECK_EQ(0u, load_check(b, pages, seeds, slots, NR, NR));
+	b->ops->free(b, &slot, 1);
+	CHECK_EQ((uint64_t)(NR - 1) * PAGE_SIZE, stats_of(b).capacity_bytes);
+	CHECK_EQ((uint64_t)(NR - 1), stats_of(b).stored_pages);
+	CHECK_EQ(-ENOSPC, b->ops->store(b, pages, 1, slots + LAST));
+	slots[LAST] = slots[NR - 1];
+	free_in_batches(b, slots, NR - 1, 8);
+	check_empty(b);
+	/* The others are handed out again; the retired one is not. */
+	CHECK_EQ(NR - 1, b->ops->store(b, pages, NR, slots));
+	for (unsigned int i = 0; i < NR - 1; i++)
+		CHECK(slots[i] != slot);
+	free_in_batches(b, slots, NR - 1, 8);
+destroy:
+	b->ops->destroy(b);
+out:
+	check_clear_context();
+	pages_free(pages);
+}
+
 /*
  * What reaches the file: sealed, a page of text leaves no trace of itself,
  * the same page differs between two backends (their keys) and between two
@@ -978,12 +1028,14 @@ static bool test_file_in(const struct tier_backend_ops *ops, const char *base)
 	test_file_trust(&t);
 	test_file_io_errors(&t);
 	test_file_tamper(&t);
+	test_file_last_nonce(&t);
 	test_file_on_disk(&t);
 	test_file_key_locked(&t);
 	/* The same again, with the software cipher and in plaintext. */
 	t.is_xchacha = true;
 	test_backend(&t);
 	test_file_tamper(&t);
+	test_file_last_nonce(&t);
 	test_file_on_disk(&t);
 	t.is_xchacha = false;
 	t.is_plaintext = true;
