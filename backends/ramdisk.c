@@ -144,17 +144,22 @@ static struct ramdisk_chunk *ramdisk_chunk_new(struct ramdisk *rd, struct ramdis
 	struct ramdisk_chunk *c;
 
 	_Static_assert(sizeof(*c) <= 64, "the chunk header must fit its alignment");
-	*err = -ENOSPC;
 	if (atomic_fetch_add(&rd->pool_bytes, bytes) + bytes >
-	    atomic_load_explicit(&rd->pool_bound, memory_order_relaxed))
+	    atomic_load_explicit(&rd->pool_bound, memory_order_relaxed)) {
+		*err = -ENOSPC;
 		goto undo;
-	*err = -ENOMEM;
+	}
 	c = aligned_alloc(64, 64);
-	if (!c)
-		goto undo;
-	c->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (c->base == MAP_FAILED) {
-		free(c);
+	if (c) {
+		c->base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			       0);
+		if (c->base == MAP_FAILED) {
+			free(c);
+			c = NULL;
+		}
+	}
+	if (!c) {
+		*err = -ENOMEM;
 		goto undo;
 	}
 	c->free_mask = RAMDISK_CHUNK_ALL_FREE;
