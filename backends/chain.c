@@ -110,6 +110,7 @@ struct chain {
 
 	_Atomic uint64_t pool_max; /* bytes of the RAM tier's pool_bytes */
 	atomic_bool is_full;	   /* at the bound: stores go to the file */
+	atomic_bool wants_room;	   /* the RAM tier refused a store: write a batch back */
 
 	/* A spill chain: the upper tier is left alone until hold_until (CLOCK_MONOTONIC). */
 	_Atomic uint64_t hold_until_ns;
@@ -304,7 +305,7 @@ static int chain_store_piece(struct chain *ch, void *const *pages, unsigned int 
 	unsigned int ridx[CHAIN_BATCH], nr_first = 0, nr_rest = 0, nr_ok, nr_fifo = 0;
 	bool in_first[CHAIN_BATCH];
 	struct tier_backend *first = ch->upper, *rest = ch->lower;
-	bool is_held = false;
+	bool is_held = false, is_refused = false;
 	int stored_rest = 0, ret = -ENOSPC;
 	uint64_t gen;
 
@@ -342,7 +343,7 @@ static int chain_store_piece(struct chain *ch, void *const *pages, unsigned int 
 			else if (nr_first < nr && !is_error) {
 				/* At its bound: the file takes stores until writeback made room. */
 				atomic_store(&ch->is_full, true);
-				chain_kick(ch);
+				is_refused = true;
 			}
 		}
 	}
@@ -385,6 +386,11 @@ static int chain_store_piece(struct chain *ch, void *const *pages, unsigned int 
 	}
 	if (nr_fifo)
 		fifo_push(ch, fifo, nr_fifo);
+	/* Woken once the pages are in the FIFO, writeback finds them there. */
+	if (is_refused) {
+		atomic_store(&ch->wants_room, true);
+		chain_kick(ch);
+	}
 	if (nr_ok < nr)
 		atomic_fetch_add(&ch->nr_reject_full, 1);
 	if (!nr_ok)
@@ -721,7 +727,14 @@ static void *chain_writeback_main(void *arg)
 			uint64_t max = atomic_load(&ch->pool_max);
 			int ret;
 
-			if (chain_upper_pool(ch) <= max / 1000 * CHAIN_ACCEPT_PERMILLE)
+			/*
+			 * Below the accept threshold, one batch still when the
+			 * tier refused a store: a bound of a few zspages or
+			 * chunks fills below it, and would keep its oldest
+			 * pages for good while every store was turned away.
+			 */
+			if (chain_upper_pool(ch) <= max / 1000 * CHAIN_ACCEPT_PERMILLE &&
+			    !atomic_exchange(&ch->wants_room, false))
 				break;
 			ret = chain_writeback_batch(ch);
 			if (ret < 0)
