@@ -38,11 +38,22 @@ struct budget {
 	uint64_t stamp_ns;	     /* last update, CLOCK_MONOTONIC */
 	uint64_t excess_floor_bytes; /* least memory beyond the model since a trim */
 	uint64_t other_bytes;	     /* the limit's part not for data, last followed */
+	uint64_t meta_seen_bytes;    /* meta_bytes at the last update */
 	uint64_t pool_max_bytes;     /* pool_max=SIZE of a chain's RAM tier, */
 	unsigned int pool_max_pct;   /* or N% of the limit */
 	bool is_pool_max_pct;
 	/* The FUSE transport's buffers (mapped); written by the edge, lock or not. */
 	atomic_uint_fast64_t transport_bytes;
+	/*
+	 * The namespace's memory (inodes, names, symlink targets, xattrs,
+	 * open directories), charged by the namespace as it allocates, and
+	 * the most it may hold until the next update: under a limit, what
+	 * the resident pages can give up down to BUDGET_MIN_PAGES, at most
+	 * BUDGET_META_STEP ahead of what is free now; UINT64_MAX without a
+	 * limit (nr_inodes= bounds it then, as on tmpfs).
+	 */
+	atomic_uint_fast64_t meta_bytes;
+	atomic_uint_fast64_t meta_max_bytes;
 	/* The highest footprint and RAM pool seen since mount or the last reset. */
 	atomic_uint_fast64_t peak_footprint_bytes;
 	atomic_uint_fast64_t peak_pool_bytes;
@@ -56,6 +67,7 @@ struct budget_footprint {
 	uint64_t backend;     /* a RAM backend's or tier's pool; 0 for the file backend */
 	uint64_t descriptors; /* one struct lru_page per populated pool page */
 	uint64_t transport;   /* the FUSE transport's buffers (the io_uring ring) */
+	uint64_t meta;	      /* the namespace: inodes, names, targets, xattrs */
 	uint64_t total;
 };
 
@@ -191,6 +203,23 @@ bool budget_refresh(struct data_space *ds);
 #define BUDGET_PEAK_STEP 256
 void budget_sample_peaks(struct data_space *ds);
 void budget_reset_peaks(struct data_space *ds);
+
+/*
+ * The namespace's memory.  budget_charge_meta() takes bytes for something
+ * about to be allocated: 0, or -ENOSPC when the limit leaves no room for
+ * it even with the resident pages evicted down to the smallest budget.
+ * Past the room the last update left, it updates the budget first (the
+ * resident budget shrinks by what metadata took: the caller kicks the
+ * reclaimer when *has_shrunk); so the footprint passes the limit by at
+ * most BUDGET_META_STEP while the reclaimer catches up.  Takes budget.lock
+ * only past that room; the caller may hold ns->lock and an inode's lock.
+ * budget_add_meta() adds delta bytes whatever the room: negative for what
+ * is freed, positive for what must not fail (what a request that frees
+ * more needs for a moment, what the kernel's own limits bound).
+ */
+#define BUDGET_META_STEP (1ULL << 20)
+int budget_charge_meta(struct data_space *ds, uint64_t bytes, bool *has_shrunk);
+void budget_add_meta(struct data_space *ds, int64_t delta);
 
 /* From charge(): a sample when nr_pages is a step away from the last one. */
 void budget_note_growth(struct data_space *ds, uint64_t nr_pages);

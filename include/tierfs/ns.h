@@ -21,6 +21,15 @@
 #define NS_NAME_MAX 255
 #define NS_SYMLINK_MAX 4095
 
+/*
+ * tmpfs's inode space: nr_inodes x NS_BOGO_INODE_SIZE bytes, of which each
+ * inode and each hard link beyond an inode's first takes
+ * NS_BOGO_INODE_SIZE, and each xattr and symlink target what it costs in
+ * memory.  df's free inodes are what is left, in NS_BOGO_INODE_SIZE units.
+ */
+#define NS_BOGO_INODE_SIZE 1024
+
+struct data_space;
 struct dir;
 struct lru_lists;
 
@@ -83,31 +92,81 @@ struct ns {
 	struct inode *root;
 	struct inode *all; /* every live inode, for teardown */
 	atomic_uint_fast64_t next_ino;
-	atomic_uint_fast64_t nr_inodes;	 /* live inodes, root included */
-	atomic_uint_fast64_t max_inodes; /* 0 = unlimited; tierctl set changes it live */
+	atomic_uint_fast64_t nr_inodes;	  /* live inodes, root included */
+	atomic_uint_fast64_t max_inodes;  /* 0 = unlimited; tierctl set changes it live */
+	atomic_uint_fast64_t ispace_used; /* bytes of the inode space taken */
+	struct data_space *ds;		  /* charged for the namespace's memory; NULL: none */
 };
 
 /* First readdir cookie of an entry; 1 and 2 stand for "." and "..". */
 #define DIR_COOKIE_FIRST 3
 
 /*
- * Create the namespace and its root directory.  Returns 0 or -ENOMEM.
+ * Create the namespace and its root directory.  Its memory is charged to
+ * ds's budget (budget_charge_meta), unless ds is NULL.  Returns 0 or
+ * -ENOMEM.
  */
-int ns_init(struct ns *ns, uint64_t max_inodes, mode_t root_mode, uid_t uid, gid_t gid);
+int ns_init(struct ns *ns, struct data_space *ds, uint64_t max_inodes, mode_t root_mode, uid_t uid,
+	    gid_t gid);
+
+/*
+ * Take ispace bytes of the inode space and bytes of memory from the budget
+ * for something about to be held.  Returns 0, or -ENOSPC when either is
+ * spent (nothing is taken then).  ns_uncharge gives both back.  Any lock
+ * or none; every call below that allocates charges itself.
+ */
+int ns_charge(struct ns *ns, uint64_t ispace, uint64_t bytes);
+void ns_uncharge(struct ns *ns, uint64_t ispace, uint64_t bytes);
+
+/*
+ * Memory charged whatever the room: for what the kernel's own limits bound
+ * (an open directory), so that listing a full mount to clean it up works.
+ */
+void ns_charge_always(struct ns *ns, uint64_t bytes);
+
+/* What an allocation of size bytes costs, as malloc rounds it. */
+uint64_t ns_alloc_cost(size_t size);
+
+/* Free inodes for statfs: the inode space left; UINT64_MAX when unlimited. */
+uint64_t ns_nr_free_inodes(struct ns *ns);
+
+/*
+ * Inodes in use as the limit counts them (inode space taken, rounded up),
+ * for a new nr_inodes= to be checked against.
+ */
+uint64_t ns_nr_used_inodes(struct ns *ns);
+
+/*
+ * Give a new symlink its target (a copy), charged.  Returns 0, -ENOSPC or
+ * -ENOMEM.  ns->lock held (write).
+ */
+int ns_set_target(struct ns *ns, struct inode *inode, const char *target);
+
+/*
+ * xattr_set and xattr_remove on the inode's list, charging what the list
+ * grows by and giving back what it shrinks by.  Returns as those do, or
+ * -ENOSPC when the inode space or the memory budget is spent.
+ * inode->lock held (write).
+ */
+int ns_xattr_set(struct ns *ns, struct inode *inode, const char *name, const void *value,
+		 size_t size, int flags);
+int ns_xattr_remove(struct ns *ns, struct inode *inode, const char *name);
 
 /* Free every inode, open-unlinked ones included (the daemon is going away). */
 void ns_destroy(struct ns *ns, void (*release)(void *ctx, struct inode *inode), void *ctx);
 
 /*
- * A new inode with nlink 0 and nlookup 0, counted against max_inodes.
- * Directories get an empty entry table.  Returns 0, -ENOSPC (no inodes
- * left) or -ENOMEM.  ns->lock (write), or before the daemon serves requests.
+ * A new inode with nlink 0 and nlookup 0, charged NS_BOGO_INODE_SIZE of the
+ * inode space and its memory.  Directories get an empty entry table.
+ * Returns 0, -ENOSPC (no inode space or memory left) or -ENOMEM.  ns->lock
+ * (write), or before the daemon serves requests.
  */
 int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev, struct inode **out);
 
 /*
  * Free an inode whose file data the caller already released; its directory
- * table, symlink target and xattrs go with it.  ns->lock held (write).
+ * table, symlink target and xattrs go with it, and their charges.  ns->lock
+ * held (write).
  */
 void ns_inode_free(struct ns *ns, struct inode *inode);
 
@@ -131,11 +190,23 @@ struct inode *ns_inode_next(struct ns *ns, struct inode *prev,
 /* The entry name in dir, or NULL.  ns->lock held (read). */
 struct dentry *dir_lookup(const struct inode *dir, const char *name, size_t len);
 
-/* Add name -> inode to dir.  Returns 0, -EEXIST or -ENOMEM.  ns->lock (write). */
-int dir_add(struct inode *dir, const char *name, size_t len, struct inode *inode);
+/*
+ * Add name -> inode to dir, its memory charged.  Returns 0, -EEXIST,
+ * -ENOSPC or -ENOMEM.  ns->lock (write).
+ */
+int dir_add(struct ns *ns, struct inode *dir, const char *name, size_t len, struct inode *inode);
+
+/*
+ * Move entry d of from to name in to (a rename to a name not there): only
+ * what a longer name costs beyond the old one may be refused.  Returns 0,
+ * -EEXIST, -ENOSPC or -ENOMEM, with nothing changed on failure.  d is
+ * freed on success.  ns->lock (write).
+ */
+int dir_move(struct ns *ns, struct inode *from, struct dentry *d, struct inode *to,
+	     const char *name, size_t len);
 
 /* Remove an entry of dir and free it.  ns->lock (write). */
-void dir_remove(struct inode *dir, struct dentry *d);
+void dir_remove(struct ns *ns, struct inode *dir, struct dentry *d);
 
 /* The first entry whose cookie is greater than after, or NULL.  ns->lock. */
 struct dentry *dir_next(const struct inode *dir, uint64_t after);

@@ -51,7 +51,15 @@ int xattr_remove(struct xattr_list *xl, const char *name);
  */
 ssize_t xattr_list_names(const struct xattr_list *xl, bool has_trusted, char *buf, size_t size);
 
-void xattr_clear(struct xattr_list *xl);
+/*
+ * What an xattr of name and size bytes costs the daemon: its allocation,
+ * as malloc rounds it.  The namespace charges this to its inode space and
+ * to the memory budget (ns_xattr_set), as tmpfs charges simple_xattr_space.
+ */
+size_t xattr_space(const char *name, size_t size);
+
+/* Free every xattr; returns the xattr_space() they had. */
+size_t xattr_clear(struct xattr_list *xl);
 
 /*
  * Check a POSIX ACL in the kernel's xattr form as the kernel does; a header

@@ -61,7 +61,8 @@ static int check_limit(struct tierfs *fs, const char *key, const char *val, uint
 	char text[32];
 
 	if (!strcmp(key, "nr_inodes")) {
-		used = atomic_load(&fs->ns.nr_inodes);
+		/* Inodes, links, xattrs and targets, as tmpfs's inode space counts them. */
+		used = ns_nr_used_inodes(&fs->ns);
 		if (v && v < used) {
 			snprintf(msg, msg_len,
 				 "invalid nr_inodes= value '%s': too few for current use (%" PRIu64

@@ -146,8 +146,10 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	ITEM(NULL, "footprint_peak_bytes", atomic_load(&ds->budget.peak_footprint_bytes),
 	     UNIT_BYTES);
 	ITEM(NULL, "same_filled_pages", atomic_load(&ds->nr_filled), UNIT_NUMBER);
+	ITEM(NULL, "metadata_bytes", fp.meta, UNIT_BYTES);
 	ITEM(NULL, "inodes", atomic_load(&fs->ns.nr_inodes), UNIT_NUMBER);
 	ITEM(NULL, "max_inodes", atomic_load(&fs->ns.max_inodes), UNIT_NUMBER);
+	ITEM(NULL, "inode_space_bytes", atomic_load(&fs->ns.ispace_used), UNIT_BYTES);
 	STR(NULL, "backends_built", backend_names);
 	STR(NULL, "compressors_built", codec_names);
 	ITEM("pool", "reserved_bytes", ps.nr_pages_max * PAGE_SIZE, UNIT_BYTES);

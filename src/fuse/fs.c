@@ -398,7 +398,7 @@ void fs_op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct tierfs *fs = fs_of(req);
 	uint64_t used = atomic_load(&fs->data.nr_pages), nr_free;
-	uint64_t nr_inodes = atomic_load(&fs->ns.nr_inodes);
+	uint64_t max_inodes = atomic_load(&fs->ns.max_inodes);
 	struct statvfs st;
 
 	(void)ino;
@@ -413,9 +413,9 @@ void fs_op_statfs(fuse_req_t req, fuse_ino_t ino)
 		st.f_blocks = used + nr_free;
 		st.f_bfree = st.f_bavail = nr_free;
 	}
-	if (fs->ns.max_inodes) {
-		st.f_files = fs->ns.max_inodes;
-		st.f_ffree = st.f_favail = nr_inodes < st.f_files ? st.f_files - nr_inodes : 0;
+	if (max_inodes) {
+		st.f_files = max_inodes;
+		st.f_ffree = st.f_favail = ns_nr_free_inodes(&fs->ns);
 	}
 	fuse_reply_statfs(req, &st);
 }
@@ -428,8 +428,8 @@ static bool is_known_xattr(const char *name)
 	       !strcmp(name, XATTR_DEFAULT_ACL);
 }
 
-static int setxattr_locked(struct inode *inode, const char *name, const char *value, size_t size,
-			   int flags)
+static int setxattr_locked(struct tierfs *fs, struct inode *inode, const char *name,
+			   const char *value, size_t size, int flags)
 {
 	bool is_access_acl = !strcmp(name, XATTR_ACCESS_ACL);
 	int err;
@@ -447,7 +447,7 @@ static int setxattr_locked(struct inode *inode, const char *name, const char *va
 		if (!strcmp(name, XATTR_DEFAULT_ACL) && !S_ISDIR(inode->mode))
 			return -EACCES;
 	}
-	err = xattr_set(&inode->xattrs, name, value, size, flags);
+	err = ns_xattr_set(&fs->ns, inode, name, value, size, flags);
 	if (err)
 		return err;
 	if (is_access_acl) {
@@ -457,7 +457,7 @@ static int setxattr_locked(struct inode *inode, const char *name, const char *va
 
 		inode->mode = acl_apply_to_mode(acl, len, inode->mode, &is_equiv);
 		if (is_equiv)
-			xattr_remove(&inode->xattrs, name);
+			ns_xattr_remove(&fs->ns, inode, name);
 	}
 	fs_now(&inode->ctime);
 	return 0;
@@ -466,12 +466,15 @@ static int setxattr_locked(struct inode *inode, const char *name, const char *va
 void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
 		    size_t size, int flags)
 {
-	struct inode *inode = fs_inode_of(fs_of(req), ino);
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = fs_inode_of(fs, ino);
 	int err;
 
 	pthread_rwlock_wrlock(&inode->lock);
-	err = setxattr_locked(inode, name, value, size, flags);
+	err = setxattr_locked(fs, inode, name, value, size, flags);
 	pthread_rwlock_unlock(&inode->lock);
+	if (err == -ENOSPC)
+		atomic_fetch_add(&fs->counters.nr_enospc, 1);
 	fuse_reply_err(req, -err);
 }
 
@@ -521,7 +524,8 @@ void fs_op_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 
 void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 {
-	struct inode *inode = fs_inode_of(fs_of(req), ino);
+	struct tierfs *fs = fs_of(req);
+	struct inode *inode = fs_inode_of(fs, ino);
 	int err;
 
 	pthread_rwlock_wrlock(&inode->lock);
@@ -530,7 +534,7 @@ void fs_op_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
 	else if (fs_is_pinned(inode))
 		err = -EPERM;
 	else
-		err = xattr_remove(&inode->xattrs, name);
+		err = ns_xattr_remove(&fs->ns, inode, name);
 	if (err == -ENODATA && !strncmp(name, "system.", 7))
 		err = 0; /* removing an ACL that is not there: nothing to do */
 	if (!err)

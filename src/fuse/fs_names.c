@@ -30,7 +30,8 @@
  * group (and, to subdirectories, the bit); a default ACL replaces the
  * umask; the caller's umask applies otherwise.
  */
-static int init_new_inode(const struct fuse_ctx *ctx, struct inode *dir, struct inode *inode)
+static int init_new_inode(struct ns *ns, const struct fuse_ctx *ctx, struct inode *dir,
+			  struct inode *inode)
 {
 	const void *dacl;
 	size_t dacl_size;
@@ -55,9 +56,9 @@ static int init_new_inode(const struct fuse_ctx *ctx, struct inode *dir, struct 
 			goto unlock;
 		}
 		if (acl_inherit(dacl, dacl_size, &mode, acl))
-			err = xattr_set(&inode->xattrs, XATTR_ACCESS_ACL, acl, dacl_size, 0);
+			err = ns_xattr_set(ns, inode, XATTR_ACCESS_ACL, acl, dacl_size, 0);
 		if (!err && S_ISDIR(mode))
-			err = xattr_set(&inode->xattrs, XATTR_DEFAULT_ACL, dacl, dacl_size, 0);
+			err = ns_xattr_set(ns, inode, XATTR_DEFAULT_ACL, dacl, dacl_size, 0);
 		free(acl);
 	} else if (!S_ISLNK(mode)) {
 		mode &= ~(ctx->umask & 0777);
@@ -102,23 +103,20 @@ static void make_node(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	if (err)
 		goto unlock;
 	inode->lists = lists;
-	err = init_new_inode(fuse_req_ctx(req), dir, inode);
+	err = init_new_inode(&fs->ns, fuse_req_ctx(req), dir, inode);
 	if (err)
 		goto free_inode;
 	if (target) {
-		inode->target = strdup(target);
-		if (!inode->target) {
-			err = -ENOMEM;
+		err = ns_set_target(&fs->ns, inode, target);
+		if (err)
 			goto free_inode;
-		}
-		inode->size = strlen(target);
 	}
 	if (S_ISDIR(mode)) {
 		dir_set_parent(inode, dir);
 		inode->size = 2 * BOGO_DIRENT_SIZE;
 	}
 	inode->nlink = S_ISDIR(mode) ? 2 : 1;
-	err = dir_add(dir, name, len, inode);
+	err = dir_add(&fs->ns, dir, name, len, inode);
 	if (err)
 		goto free_inode;
 	if (S_ISDIR(mode))
@@ -185,7 +183,7 @@ int fs_tmpfile(struct tierfs *fs, fuse_ino_t parent, mode_t mode, const struct f
 	if (err)
 		goto unlock;
 	inode->lists = lists;
-	err = init_new_inode(ctx, dir, inode);
+	err = init_new_inode(&fs->ns, ctx, dir, inode);
 	if (err) {
 		fs_drop_if_unused(fs, inode);
 		goto unlock;
@@ -199,6 +197,18 @@ unlock:
 	if (err == -ENOSPC)
 		atomic_fetch_add(&fs->counters.nr_enospc, 1);
 	return err;
+}
+
+/*
+ * An entry of a non-directory goes: the link count drops, and a link
+ * beyond the inode's last gives its inode space back (see fs_op_link).
+ * ns->lock held for writing.
+ */
+static void drop_link(struct tierfs *fs, struct inode *inode)
+{
+	if (inode->nlink > 1)
+		ns_uncharge(&fs->ns, NS_BOGO_INODE_SIZE, 0);
+	fs_add_nlink(inode, -1);
 }
 
 /* Checks shared by unlink, rmdir and rename of an entry out of dir. */
@@ -232,12 +242,12 @@ static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, bo
 		err = may_remove(dir, victim);
 	if (err)
 		goto unlock;
-	dir_remove(dir, d);
+	dir_remove(&fs->ns, dir, d);
 	if (want_dir) {
 		fs_add_nlink(victim, -(int)victim->nlink);
 		fs_add_nlink(dir, -1);
 	} else {
-		fs_add_nlink(victim, -1);
+		drop_link(fs, victim);
 	}
 	fs_add_dir_size(dir, -1);
 	fs_touch(victim, false, true);
@@ -347,7 +357,7 @@ void fs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 		err = ns_inode_new(&fs->ns, S_IFCHR, 0, 0, makedev(0, 0), &whiteout);
 		if (err)
 			goto unlock;
-		init_new_inode(fuse_req_ctx(req), sdir, whiteout);
+		init_new_inode(&fs->ns, fuse_req_ctx(req), sdir, whiteout);
 		whiteout->mode = S_IFCHR;
 		whiteout->nlink = 1;
 	}
@@ -358,17 +368,17 @@ void fs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 			fs_add_nlink(replaced, -(int)replaced->nlink);
 			fs_add_nlink(ddir, -1);
 		} else {
-			fs_add_nlink(replaced, -1);
+			drop_link(fs, replaced);
 		}
 		fs_touch(replaced, false, true);
+		dir_remove(&fs->ns, sdir, sd);
 	} else {
-		err = dir_add(ddir, newname, strlen(newname), moved);
+		err = dir_move(&fs->ns, sdir, sd, ddir, newname, strlen(newname));
 		if (err)
 			goto free_whiteout;
 		fs_add_dir_size(ddir, 1);
 	}
-	dir_remove(sdir, sd);
-	if (whiteout && dir_add(sdir, name, strlen(name), whiteout) == 0)
+	if (whiteout && dir_add(&fs->ns, sdir, name, strlen(name), whiteout) == 0)
 		whiteout = NULL;
 	else
 		fs_add_dir_size(sdir, -1);
@@ -402,30 +412,40 @@ void fs_op_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char
 	struct tierfs *fs = fs_of(req);
 	struct inode *inode = fs_inode_of(fs, ino), *dir = fs_inode_of(fs, newparent);
 	struct fuse_entry_param e;
+	uint64_t ispace;
 	int err = fs_check_name(newname);
 
 	if (err)
 		goto reply;
 	pthread_rwlock_wrlock(&fs->ns.lock);
-	if (fs_is_pinned(inode) || (dir->flags & FS_IMMUTABLE_FL))
+	if (fs_is_pinned(inode) || (dir->flags & FS_IMMUTABLE_FL) || S_ISDIR(inode->mode)) {
 		err = -EPERM;
-	else if (S_ISDIR(inode->mode))
-		err = -EPERM;
-	else
-		err = dir_add(dir, newname, strlen(newname), inode);
-	if (!err) {
-		fs_add_nlink(inode, 1);
-		fs_add_dir_size(dir, 1);
-		fs_touch(inode, false, true);
-		fs_touch(dir, true, true);
-		fs_make_entry(fs, inode, &e);
+		goto unlock;
 	}
+	/* As on tmpfs, a link takes an inode's room; an O_TMPFILE's first does not. */
+	ispace = inode->nlink ? NS_BOGO_INODE_SIZE : 0;
+	err = ns_charge(&fs->ns, ispace, 0);
+	if (err)
+		goto unlock;
+	err = dir_add(&fs->ns, dir, newname, strlen(newname), inode);
+	if (err) {
+		ns_uncharge(&fs->ns, ispace, 0);
+		goto unlock;
+	}
+	fs_add_nlink(inode, 1);
+	fs_add_dir_size(dir, 1);
+	fs_touch(inode, false, true);
+	fs_touch(dir, true, true);
+	fs_make_entry(fs, inode, &e);
 	pthread_rwlock_unlock(&fs->ns.lock);
-	if (!err) {
-		fuse_reply_entry(req, &e);
-		return;
-	}
+	fuse_reply_entry(req, &e);
+	return;
+
+unlock:
+	pthread_rwlock_unlock(&fs->ns.lock);
 reply:
+	if (err == -ENOSPC)
+		atomic_fetch_add(&fs->counters.nr_enospc, 1);
 	fuse_reply_err(req, -err);
 }
 
@@ -441,24 +461,30 @@ struct dir_handle {
 void fs_op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);
+	uint64_t cost = ns_alloc_cost(sizeof(struct dir_handle));
 	struct dir_handle *dh = malloc(sizeof(*dh));
 
 	if (!dh) {
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
+	/* Never refused: a full mount is listed to be cleaned up. */
+	ns_charge_always(&fs->ns, cost);
 	pthread_rwlock_rdlock(&fs->ns.lock);
 	atomic_init(&dh->end_cookie, dir_end_cookie(fs_inode_of(fs, ino)));
 	pthread_rwlock_unlock(&fs->ns.lock);
 	fi->fh = (uintptr_t)dh;
-	if (fuse_reply_open(req, fi))
+	if (fuse_reply_open(req, fi)) {
 		free(dh);
+		ns_uncharge(&fs->ns, 0, cost);
+	}
 }
 
 void fs_op_releasedir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	(void)ino;
 	free((struct dir_handle *)(uintptr_t)fi->fh);
+	ns_uncharge(&fs_of(req)->ns, 0, ns_alloc_cost(sizeof(struct dir_handle)));
 	fuse_reply_err(req, 0);
 }
 

@@ -52,7 +52,9 @@ static void footprint_of(struct data_space *ds, const struct pagepool_stats *ps,
 	out->backend = bs->ram_bytes;
 	out->descriptors = ds->backend ? ps->nr_backed * sizeof(struct lru_page) : 0;
 	out->transport = atomic_load(&ds->budget.transport_bytes);
-	out->total = out->resident + out->stock + out->backend + out->descriptors + out->transport;
+	out->meta = atomic_load(&ds->budget.meta_bytes);
+	out->total = out->resident + out->stock + out->backend + out->descriptors + out->transport +
+		     out->meta;
 }
 
 static void raise_to(atomic_uint_fast64_t *peak, uint64_t v)
@@ -131,6 +133,7 @@ void budget_init(struct budget *b, uint64_t env_limit_bytes)
 	memset(b, 0, sizeof(*b));
 	pthread_mutex_init(&b->lock, NULL);
 	b->env_limit_bytes = env_limit_bytes;
+	atomic_init(&b->meta_max_bytes, UINT64_MAX);
 }
 
 void budget_fini(struct budget *b)
@@ -251,6 +254,27 @@ static uint64_t pool_reserve_locked(struct data_space *ds)
 	return max > t[0].st.pool_bytes ? max - t[0].st.pool_bytes : 0;
 }
 
+/*
+ * The most the namespace may hold, holding meta bytes now, with room pages
+ * for resident data under the limit (meta counted out of it already): what resident pages can
+ * give up down to the smallest budget, and never more than a step beyond
+ * what is free now, so that the footprint passes the limit by at most
+ * that step while the reclaimer evicts what metadata took.  Without a
+ * backend nothing can be evicted: only what is free.  budget.lock held.
+ */
+static uint64_t meta_max_locked(struct data_space *ds, uint64_t meta, uint64_t room,
+				uint64_t nr_in_use)
+{
+	uint64_t cost = page_cost(ds);
+	uint64_t room_bytes = room * cost, used = nr_in_use * cost, ahead, evictable;
+
+	if (!ds->backend)
+		return meta + (room_bytes > used ? room_bytes - used : 0);
+	ahead = room_bytes + BUDGET_META_STEP > used ? room_bytes + BUDGET_META_STEP - used : 0;
+	evictable = room > BUDGET_MIN_PAGES ? (room - BUDGET_MIN_PAGES) * cost : 0;
+	return meta + (ahead < evictable ? ahead : evictable);
+}
+
 /* Returns whether the budget shrank below the pages in use.  budget.lock held. */
 static bool update_locked(struct data_space *ds)
 {
@@ -259,6 +283,7 @@ static bool update_locked(struct data_space *ds)
 	struct budget_footprint fp;
 	uint64_t mem = ds->budget.mem_cap_pages ? ds->budget.mem_cap_pages : UINT64_MAX, old;
 	uint64_t limit = limit_locked(ds), data_bytes = 0, weight;
+	uint64_t meta_max = UINT64_MAX;
 	bool is_full = false;
 
 	pagepool_get_stats(ds->pool, &ps);
@@ -282,8 +307,8 @@ static bool update_locked(struct data_space *ds)
 			footprint_of(ds, &ps, &bs, &fp);
 		}
 		headroom = BUDGET_HEADROOM + (limit >> BUDGET_HEADROOM_SHIFT);
-		other = fp.backend + fp.transport + ps.nr_ready_target * page_cost(ds) + headroom +
-			pool_reserve_locked(ds);
+		other = fp.backend + fp.transport + fp.meta + ps.nr_ready_target * page_cost(ds) +
+			headroom + pool_reserve_locked(ds);
 		/*
 		 * What the daemon should hold now.  Not other's reservations:
 		 * the stock's target beside the stock it has, and the room the
@@ -328,6 +353,7 @@ static bool update_locked(struct data_space *ds)
 		room = limit > other ? (limit - other) / page_cost(ds) : 0;
 		ram_pool = ds->backend && ds->backend->ops->is_sync ? pool_data_bytes(&bs) : 0;
 		data_bytes = limit + ram_pool > other ? limit + ram_pool - other : 0;
+		meta_max = meta_max_locked(ds, fp.meta, room, ps.nr_in_use);
 		if (room < BUDGET_MIN_PAGES) {
 			is_full = true;
 			room = BUDGET_MIN_PAGES;
@@ -359,6 +385,8 @@ static bool update_locked(struct data_space *ds)
 	atomic_store(&ds->budget.capacity_x1024,
 		     capacity_locked(ds, mem, limit, data_bytes, &bs, &weight));
 	atomic_store(&ds->budget.filled_weight, weight);
+	atomic_store(&ds->budget.meta_max_bytes, meta_max);
+	ds->budget.meta_seen_bytes = fp.meta;
 	ds->budget.stamp_ns = clock_now_ns();
 	return mem < old && ds->backend && pagepool_nr_in_use(ds->pool) > mem - mem / 16;
 }
@@ -465,6 +493,37 @@ uint64_t budget_pool_max(struct data_space *ds)
 	max = pool_max_locked(ds);
 	pthread_mutex_unlock(&ds->budget.lock);
 	return max;
+}
+
+int budget_charge_meta(struct data_space *ds, uint64_t bytes, bool *has_shrunk)
+{
+	struct budget *b = &ds->budget;
+	uint64_t meta = atomic_fetch_add(&b->meta_bytes, bytes) + bytes;
+	bool fits;
+
+	*has_shrunk = false;
+	if (meta <= atomic_load(&b->meta_max_bytes))
+		return 0;
+	/*
+	 * Recomputed when metadata has grown since the last update (a step
+	 * used up), else at most once every few milliseconds: a flood of
+	 * refused requests costs its senders errors, not the daemon a /proc
+	 * read each.
+	 */
+	pthread_mutex_lock(&b->lock);
+	if (meta - bytes > b->meta_seen_bytes || clock_now_ns() - b->stamp_ns >= BUDGET_INTERVAL_NS)
+		*has_shrunk = update_locked(ds);
+	pthread_mutex_unlock(&b->lock);
+	fits = atomic_load(&b->meta_bytes) <= atomic_load(&b->meta_max_bytes);
+	if (fits)
+		return 0;
+	atomic_fetch_sub(&b->meta_bytes, bytes);
+	return -ENOSPC;
+}
+
+void budget_add_meta(struct data_space *ds, int64_t delta)
+{
+	atomic_fetch_add(&ds->budget.meta_bytes, (uint64_t)delta);
 }
 
 /* Weighted pages in use: data pages one each, the rest at the filled weight. */

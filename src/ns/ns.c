@@ -9,7 +9,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "tierfs/budget.h"
 #include "tierfs/ns.h"
+#include "tierfs/reclaim.h"
 
 struct dir_slot {
 	uint64_t cookie;
@@ -25,6 +27,84 @@ struct dir {
 	uint64_t next_cookie;
 	struct inode *parent;
 };
+
+/*
+ * What an entry costs beyond its own allocation: its hash bucket and its
+ * slot in the readdir order, twice over for the tables' doubling.
+ */
+#define DENTRY_TABLE_COST (2 * (sizeof(struct dentry *) + sizeof(struct dir_slot)))
+
+uint64_t ns_alloc_cost(size_t size)
+{
+	/* glibc's chunk: the request and a size word, in 16-byte steps. */
+	return (size + 8 + 15) & ~(uint64_t)15;
+}
+
+static uint64_t inode_cost(mode_t mode)
+{
+	return ns_alloc_cost(sizeof(struct inode)) +
+	       (S_ISDIR(mode) ? ns_alloc_cost(sizeof(struct dir)) : 0);
+}
+
+static uint64_t dentry_cost(size_t len)
+{
+	return ns_alloc_cost(sizeof(struct dentry) + len + 1) + DENTRY_TABLE_COST;
+}
+
+/* The inode space in bytes; 0 = unlimited. */
+static uint64_t ispace_max(struct ns *ns)
+{
+	uint64_t max = atomic_load(&ns->max_inodes);
+
+	return max > UINT64_MAX / NS_BOGO_INODE_SIZE ? 0 : max * NS_BOGO_INODE_SIZE;
+}
+
+int ns_charge(struct ns *ns, uint64_t ispace, uint64_t bytes)
+{
+	uint64_t max = ispace_max(ns);
+	bool has_shrunk;
+	int err;
+
+	if (ispace && atomic_fetch_add(&ns->ispace_used, ispace) + ispace > max && max) {
+		atomic_fetch_sub(&ns->ispace_used, ispace);
+		return -ENOSPC;
+	}
+	if (!ns->ds || !bytes)
+		return 0;
+	err = budget_charge_meta(ns->ds, bytes, &has_shrunk);
+	if (has_shrunk)
+		reclaim_kick(ns->ds);
+	if (err)
+		atomic_fetch_sub(&ns->ispace_used, ispace);
+	return err;
+}
+
+void ns_uncharge(struct ns *ns, uint64_t ispace, uint64_t bytes)
+{
+	atomic_fetch_sub(&ns->ispace_used, ispace);
+	if (ns->ds && bytes)
+		budget_add_meta(ns->ds, -(int64_t)bytes);
+}
+
+void ns_charge_always(struct ns *ns, uint64_t bytes)
+{
+	if (ns->ds)
+		budget_add_meta(ns->ds, (int64_t)bytes);
+}
+
+uint64_t ns_nr_free_inodes(struct ns *ns)
+{
+	uint64_t max = ispace_max(ns), used = atomic_load(&ns->ispace_used);
+
+	if (!max)
+		return UINT64_MAX;
+	return used < max ? (max - used) / NS_BOGO_INODE_SIZE : 0;
+}
+
+uint64_t ns_nr_used_inodes(struct ns *ns)
+{
+	return (atomic_load(&ns->ispace_used) + NS_BOGO_INODE_SIZE - 1) / NS_BOGO_INODE_SIZE;
+}
 
 static uint32_t name_hash(const char *name, size_t len)
 {
@@ -43,13 +123,11 @@ static void now(struct timespec *ts)
 int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev, struct inode **out)
 {
 	struct inode *inode;
-	uint64_t nr = atomic_fetch_add(&ns->nr_inodes, 1);
-	uint64_t max = atomic_load(&ns->max_inodes);
+	int err = ns_charge(ns, NS_BOGO_INODE_SIZE, inode_cost(mode));
 
-	if (max && nr >= max) {
-		atomic_fetch_sub(&ns->nr_inodes, 1);
-		return -ENOSPC;
-	}
+	if (err)
+		return err;
+	atomic_fetch_add(&ns->nr_inodes, 1);
 	inode = calloc(1, sizeof(*inode));
 	if (!inode)
 		goto undo_count;
@@ -78,25 +156,37 @@ free_inode:
 	free(inode);
 undo_count:
 	atomic_fetch_sub(&ns->nr_inodes, 1);
+	ns_uncharge(ns, NS_BOGO_INODE_SIZE, inode_cost(mode));
 	return -ENOMEM;
 }
 
-static void dir_free(struct dir *dir)
+/* Free a directory's table and what entries are left; returns their cost. */
+static uint64_t dir_free(struct dir *dir)
 {
-	for (uint32_t i = 0; i < dir->nr_order; i++)
+	uint64_t cost = 0;
+
+	for (uint32_t i = 0; i < dir->nr_order; i++) {
+		if (dir->order[i].d)
+			cost += dentry_cost(dir->order[i].d->len);
 		free(dir->order[i].d);
+	}
 	free(dir->order);
 	free(dir->buckets);
 	free(dir);
+	return cost;
 }
 
 void ns_inode_free(struct ns *ns, struct inode *inode)
 {
-	if (S_ISDIR(inode->mode))
-		dir_free(inode->dir);
-	else if (S_ISLNK(inode->mode))
+	uint64_t entries = 0, ispace = NS_BOGO_INODE_SIZE, bytes = inode_cost(inode->mode);
+
+	if (S_ISDIR(inode->mode)) {
+		entries = dir_free(inode->dir);
+	} else if (S_ISLNK(inode->mode) && inode->target) {
+		ispace += ns_alloc_cost(inode->size + 1);
 		free(inode->target);
-	xattr_clear(&inode->xattrs);
+	}
+	ispace += xattr_clear(&inode->xattrs);
 	if (inode->all_prev)
 		inode->all_prev->all_next = inode->all_next;
 	else
@@ -106,13 +196,17 @@ void ns_inode_free(struct ns *ns, struct inode *inode)
 	pthread_rwlock_destroy(&inode->lock);
 	free(inode);
 	atomic_fetch_sub(&ns->nr_inodes, 1);
+	/* Entries cost memory only; the rest the same in both. */
+	ns_uncharge(ns, ispace, bytes + ispace - NS_BOGO_INODE_SIZE + entries);
 }
 
-int ns_init(struct ns *ns, uint64_t max_inodes, mode_t root_mode, uid_t uid, gid_t gid)
+int ns_init(struct ns *ns, struct data_space *ds, uint64_t max_inodes, mode_t root_mode, uid_t uid,
+	    gid_t gid)
 {
 	int err;
 
 	memset(ns, 0, sizeof(*ns));
+	ns->ds = ds;
 	pthread_rwlock_init(&ns->lock, NULL);
 	atomic_init(&ns->next_ino, 1);
 	atomic_init(&ns->nr_inodes, 0);
@@ -184,14 +278,13 @@ static void compact_order(struct dir *dir)
 	dir->nr_order = j;
 }
 
-int dir_add(struct inode *inode, const char *name, size_t len, struct inode *child)
+/* Add an entry whose memory the caller has charged.  Returns 0 or -ENOMEM. */
+static int add_entry(struct inode *inode, const char *name, size_t len, struct inode *child)
 {
 	struct dir *dir = inode->dir;
 	struct dentry *d;
 	uint32_t h;
 
-	if (dir_lookup(inode, name, len))
-		return -EEXIST;
 	if (dir->nr_entries >= dir->nr_buckets && grow_buckets(dir))
 		return -ENOMEM;
 	if (dir->nr_order == dir->cap_order) {
@@ -226,6 +319,43 @@ int dir_add(struct inode *inode, const char *name, size_t len, struct inode *chi
 	return 0;
 }
 
+int dir_add(struct ns *ns, struct inode *inode, const char *name, size_t len, struct inode *child)
+{
+	int err;
+
+	if (dir_lookup(inode, name, len))
+		return -EEXIST;
+	err = ns_charge(ns, 0, dentry_cost(len));
+	if (err)
+		return err;
+	err = add_entry(inode, name, len, child);
+	if (err)
+		ns_uncharge(ns, 0, dentry_cost(len));
+	return err;
+}
+
+int dir_move(struct ns *ns, struct inode *from, struct dentry *d, struct inode *to,
+	     const char *name, size_t len)
+{
+	uint64_t cost = dentry_cost(len), old = dentry_cost(d->len);
+	int err;
+
+	if (dir_lookup(to, name, len))
+		return -EEXIST;
+	/* Only a longer name may be refused: the entry it replaces goes. */
+	err = ns_charge(ns, 0, cost > old ? cost - old : 0);
+	if (err)
+		return err;
+	ns_charge_always(ns, cost > old ? old : cost);
+	err = add_entry(to, name, len, d->inode);
+	if (err) {
+		ns_uncharge(ns, 0, cost);
+		return err;
+	}
+	dir_remove(ns, from, d);
+	return 0;
+}
+
 /* Index of the first slot with cookie > after. */
 static uint32_t order_search(const struct dir *dir, uint64_t after)
 {
@@ -242,7 +372,7 @@ static uint32_t order_search(const struct dir *dir, uint64_t after)
 	return lo;
 }
 
-void dir_remove(struct inode *inode, struct dentry *victim)
+void dir_remove(struct ns *ns, struct inode *inode, struct dentry *victim)
 {
 	struct dir *dir = inode->dir;
 	struct dentry **pp = &dir->buckets[victim->hash & (dir->nr_buckets - 1)];
@@ -254,6 +384,7 @@ void dir_remove(struct inode *inode, struct dentry *victim)
 	i = order_search(dir, victim->cookie - 1);
 	dir->order[i].d = NULL;
 	dir->nr_entries--;
+	ns_uncharge(ns, 0, dentry_cost(victim->len));
 	free(victim);
 	if (dir->nr_order > 64 && dir->nr_order > 2 * dir->nr_entries)
 		compact_order(dir);
@@ -316,4 +447,55 @@ struct inode *ns_inode_next(struct ns *ns, struct inode *prev,
 	}
 	pthread_rwlock_unlock(&ns->lock);
 	return next;
+}
+
+int ns_set_target(struct ns *ns, struct inode *inode, const char *target)
+{
+	size_t len = strlen(target);
+	uint64_t cost = ns_alloc_cost(len + 1);
+	int err = ns_charge(ns, cost, cost);
+
+	if (err)
+		return err;
+	inode->target = strdup(target);
+	if (!inode->target) {
+		ns_uncharge(ns, cost, cost);
+		return -ENOMEM;
+	}
+	inode->size = len;
+	return 0;
+}
+
+int ns_xattr_set(struct ns *ns, struct inode *inode, const char *name, const void *value,
+		 size_t size, int flags)
+{
+	size_t old_size, space = xattr_space(name, size), old_space = 0;
+	uint64_t more;
+	int err;
+
+	if (xattr_peek(&inode->xattrs, name, &old_size))
+		old_space = xattr_space(name, old_size);
+	more = space > old_space ? space - old_space : 0;
+	err = ns_charge(ns, more, more);
+	if (err)
+		return err;
+	err = xattr_set(&inode->xattrs, name, value, size, flags);
+	if (err)
+		ns_uncharge(ns, more, more);
+	else if (old_space > space)
+		ns_uncharge(ns, old_space - space, old_space - space);
+	return err;
+}
+
+int ns_xattr_remove(struct ns *ns, struct inode *inode, const char *name)
+{
+	size_t size;
+	int err;
+
+	if (!xattr_peek(&inode->xattrs, name, &size))
+		return -ENODATA;
+	err = xattr_remove(&inode->xattrs, name);
+	if (!err)
+		ns_uncharge(ns, xattr_space(name, size), xattr_space(name, size));
+	return err;
 }

@@ -111,15 +111,25 @@ ssize_t xattr_list_names(const struct xattr_list *xl, bool has_trusted, char *bu
 	return (ssize_t)len;
 }
 
-void xattr_clear(struct xattr_list *xl)
+size_t xattr_space(const char *name, size_t size)
 {
+	/* glibc's chunk: the request and a size word, in 16-byte steps. */
+	return (sizeof(struct xattr) + strlen(name) + 1 + size + 8 + 15) & ~(size_t)15;
+}
+
+size_t xattr_clear(struct xattr_list *xl)
+{
+	size_t space = 0;
+
 	while (xl->head) {
 		struct xattr *x = xl->head;
 
 		xl->head = x->next;
+		space += xattr_space(x->name, x->size);
 		free(x);
 	}
 	xl->nr_bytes = 0;
+	return space;
 }
 
 /* The kernel's xattr form of an ACL: a version word, then entries. */

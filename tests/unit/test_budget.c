@@ -164,6 +164,41 @@ static void test_memory_bound(void)
 	space_destroy(&ds);
 }
 
+/*
+ * The namespace's memory under a limit: charged in pieces it takes what
+ * the resident pages can give up, the capacity df shows shrinks with it,
+ * then it is refused; given back, it can be taken again.
+ */
+static void test_meta_bound(void)
+{
+	const uint64_t piece = 64 << 10, limit = 64ULL << 20;
+	uint64_t nr_free, charged = 0;
+	struct data_space ds;
+	bool has_shrunk;
+
+	check_set_context("meta");
+	if (!space_new(&ds, space_ramdisk(1 << 20), MEM_PAGES))
+		return;
+	CHECK_EQ(0, budget_set(&ds, 0, limit));
+	nr_free = budget_nr_free_pages(&ds);
+	while (charged < limit && !budget_charge_meta(&ds, piece, &has_shrunk))
+		charged += piece;
+	printf("meta: %llu KiB taken under a %llu MiB limit\n", (unsigned long long)charged >> 10,
+	       (unsigned long long)limit >> 20);
+	/* Less than the limit less its headroom, more than half of that. */
+	CHECK(charged <= limit - BUDGET_HEADROOM - (limit >> BUDGET_HEADROOM_SHIFT));
+	CHECK(charged >= (limit - BUDGET_HEADROOM - (limit >> BUDGET_HEADROOM_SHIFT)) / 2);
+	CHECK_EQ(charged, atomic_load(&ds.budget.meta_bytes));
+	CHECK(budget_nr_free_pages(&ds) + (charged >> PAGE_SHIFT) / 2 <= nr_free);
+	/* Refused again at once, without a recomputation to lean on. */
+	CHECK_EQ(-ENOSPC, budget_charge_meta(&ds, piece, &has_shrunk));
+	budget_add_meta(&ds, -(int64_t)charged);
+	CHECK_EQ(0, budget_charge_meta(&ds, piece, &has_shrunk));
+	budget_add_meta(&ds, -(int64_t)piece);
+	CHECK_EQ(0, atomic_load(&ds.budget.meta_bytes));
+	space_destroy(&ds);
+}
+
 int main(void)
 {
 	test_slots_bound();
@@ -171,5 +206,6 @@ int main(void)
 	test_fallocate_reserves();
 	test_limits();
 	test_memory_bound();
+	test_meta_bound();
 	return check_done("budget");
 }

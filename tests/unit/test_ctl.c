@@ -595,7 +595,7 @@ int main(void)
 		CHECK_EQ(5000, data_write_mem(&fs.data, file, data, sizeof(data), 0));
 		CHECK_EQ(0, data_allocate(&fs.data, file, 2 * PAGE_SIZE, 1));
 		file->nlink = 1;
-		CHECK_EQ(0, dir_add(fs.ns.root, "f", 1, file));
+		CHECK_EQ(0, dir_add(&fs.ns, fs.ns.root, "f", 1, file));
 	}
 
 	test_stats(&fs);

@@ -165,7 +165,7 @@ static bool rig_open(struct rig *r, const char *backend)
 		if (!CHECK_EQ(0, ns_inode_new(&r->fs.ns, S_IFREG | 0644, 0, 0, 0, &inode)))
 			return false;
 		inode->nlink = 1;
-		CHECK_EQ(0, dir_add(r->fs.ns.root, name, 1, inode));
+		CHECK_EQ(0, dir_add(&r->fs.ns, r->fs.ns.root, name, 1, inode));
 		r->files[n] = inode;
 		pthread_rwlock_wrlock(&inode->lock);
 		for (uint64_t i = 0; i < NR; i++) {

@@ -30,9 +30,9 @@ static struct inode *new_file(struct ns *ns)
 	return inode;
 }
 
-static int add_name(struct inode *dir, const char *name, struct inode *inode)
+static int add_name(struct ns *ns, struct inode *dir, const char *name, struct inode *inode)
 {
-	return dir_add(dir, name, strlen(name), inode);
+	return dir_add(ns, dir, name, strlen(name), inode);
 }
 
 static struct dentry *lookup(struct inode *dir, const char *name)
@@ -45,7 +45,7 @@ static void test_root(void)
 	struct ns ns;
 	struct inode *root;
 
-	if (!CHECK_EQ(0, ns_init(&ns, 0, 0755, 1000, 1001)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 1000, 1001)))
 		return;
 	root = ns.root;
 	CHECK(root != NULL);
@@ -65,7 +65,7 @@ static void test_root(void)
 	CHECK_EQ(1, nr_released);
 
 	/* Only permission bits of root_mode count; the root is a directory. */
-	if (!CHECK_EQ(0, ns_init(&ns, 0, S_IFREG | 01777, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, S_IFREG | 01777, 0, 0)))
 		return;
 	CHECK_EQ(S_IFDIR | 01777, ns.root->mode);
 	ns_destroy(&ns, count_release, NULL);
@@ -77,7 +77,7 @@ static void test_inodes(void)
 	struct inode *a = NULL, *b = NULL, *c = NULL, *d = NULL, *dir = NULL, *lnk = NULL;
 	uint64_t last_ino;
 
-	if (!CHECK_EQ(0, ns_init(&ns, 4, 01777, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 4, 01777, 0, 0)))
 		return;
 	CHECK_EQ(0, ns_inode_new(&ns, S_IFREG | 0600, 5, 6, 0, &a));
 	CHECK_EQ(0, ns_inode_new(&ns, S_IFDIR | 0700, 5, 6, 0, &dir));
@@ -116,18 +116,38 @@ static void test_inodes(void)
 	}
 	CHECK_EQ(-ENOSPC, ns_inode_new(&ns, S_IFREG | 0644, 0, 0, 0, &c));
 
-	/* What ns_inode_free releases: a symlink target, xattrs. */
-	lnk->target = strdup("/some/where");
-	CHECK_EQ(0, xattr_set(&lnk->xattrs, "user.k", "v", 1, 0));
+	/*
+	 * tmpfs's inode space: a symlink target and an xattr take their size
+	 * of it, so they cost the room of a fourth inode; freed, the inode
+	 * gives back all it took.
+	 */
+	ns_inode_free(&ns, b);
+	CHECK_EQ(3 * NS_BOGO_INODE_SIZE, atomic_load(&ns.ispace_used));
+	CHECK_EQ(1, ns_nr_free_inodes(&ns));
+	CHECK_EQ(0, ns_set_target(&ns, lnk, "/some/where"));
+	CHECK_EQ(11, lnk->size);
+	CHECK_EQ(0, ns_xattr_set(&ns, lnk, "user.k", "v", 1, 0));
+	CHECK_EQ(3 * NS_BOGO_INODE_SIZE + ns_alloc_cost(12) + xattr_space("user.k", 1),
+		 atomic_load(&ns.ispace_used));
+	CHECK_EQ(0, ns_nr_free_inodes(&ns));
+	CHECK_EQ(4, ns_nr_used_inodes(&ns));
+	CHECK_EQ(-ENOSPC, ns_inode_new(&ns, S_IFREG | 0644, 0, 0, 0, &c));
+	/* A bigger value takes more; a smaller one, or none, gives back. */
+	CHECK_EQ(-ENOSPC, ns_xattr_set(&ns, lnk, "user.k", "v", NS_BOGO_INODE_SIZE, 0));
+	CHECK_EQ(0, ns_xattr_set(&ns, lnk, "user.k", "", 0, 0));
+	CHECK_EQ(0, ns_xattr_remove(&ns, lnk, "user.k"));
+	CHECK_EQ(3 * NS_BOGO_INODE_SIZE + ns_alloc_cost(12), atomic_load(&ns.ispace_used));
+	CHECK_EQ(0, ns_xattr_set(&ns, lnk, "user.k", "v", 1, 0));
 	ns_inode_free(&ns, lnk);
+	CHECK_EQ(2 * NS_BOGO_INODE_SIZE, atomic_load(&ns.ispace_used));
 	CHECK_EQ(0, ns_inode_new(&ns, S_IFREG | 0644, 0, 0, 0, &c));
+	CHECK_EQ(0, ns_inode_new(&ns, S_IFREG | 0644, 0, 0, 0, &d));
 	if (c)
-		CHECK_EQ(0, xattr_set(&c->xattrs, "user.k", "v", 1, 0));
-	CHECK_EQ(-ENOSPC, ns_inode_new(&ns, S_IFREG | 0644, 0, 0, 0, &d));
+		CHECK_EQ(-ENOSPC, ns_xattr_set(&ns, c, "user.k", "v", 1, 0));
 
 	/* A directory with entries is freed with them. */
 	if (dir && c)
-		CHECK_EQ(0, add_name(dir, "c", c));
+		CHECK_EQ(0, add_name(&ns, dir, "c", c));
 destroy:
 	nr_released = 0;
 	ns_destroy(&ns, count_release, NULL);
@@ -142,16 +162,16 @@ static void test_entries(void)
 	struct dentry *d;
 	struct ns ns;
 
-	if (!CHECK_EQ(0, ns_init(&ns, 0, 0755, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0)))
 		return;
 	a = new_file(&ns);
 	b = new_file(&ns);
 	if (!a || !b)
 		goto destroy;
 
-	CHECK_EQ(0, add_name(ns.root, "a", a));
-	CHECK_EQ(-EEXIST, add_name(ns.root, "a", b));
-	CHECK_EQ(0, add_name(ns.root, "ab", b));
+	CHECK_EQ(0, add_name(&ns, ns.root, "a", a));
+	CHECK_EQ(-EEXIST, add_name(&ns, ns.root, "a", b));
+	CHECK_EQ(0, add_name(&ns, ns.root, "ab", b));
 	CHECK_EQ(2, dir_nr_entries(ns.root));
 
 	d = lookup(ns.root, "a");
@@ -174,12 +194,12 @@ static void test_entries(void)
 	CHECK(lookup(ns.root, "") == NULL);
 
 	/* Names are bytes: embedded NUL-free binary and the longest name. */
-	CHECK_EQ(0, dir_add(ns.root, "\xff\x01 x\n", 5, a));
+	CHECK_EQ(0, dir_add(&ns, ns.root, "\xff\x01 x\n", 5, a));
 	d = dir_lookup(ns.root, "\xff\x01 x\n", 5);
 	CHECK(d != NULL && d->inode == a);
 	memset(longest, 'L', NS_NAME_MAX);
 	longest[NS_NAME_MAX] = '\0';
-	CHECK_EQ(0, add_name(ns.root, longest, b));
+	CHECK_EQ(0, add_name(&ns, ns.root, longest, b));
 	d = lookup(ns.root, longest);
 	if (CHECK(d != NULL)) {
 		CHECK_EQ(NS_NAME_MAX, d->len);
@@ -190,13 +210,13 @@ static void test_entries(void)
 	/* Removal: gone from lookup and readdir; the cookie is not reused. */
 	d = lookup(ns.root, "a");
 	if (d)
-		dir_remove(ns.root, d);
+		dir_remove(&ns, ns.root, d);
 	CHECK(lookup(ns.root, "a") == NULL);
 	CHECK_EQ(3, dir_nr_entries(ns.root));
 	d = dir_next(ns.root, 0);
 	CHECK(d != NULL && !strcmp(d->name, "ab"));
 	CHECK_EQ(DIR_COOKIE_FIRST + 4, dir_end_cookie(ns.root));
-	CHECK_EQ(0, add_name(ns.root, "a", b));
+	CHECK_EQ(0, add_name(&ns, ns.root, "a", b));
 	d = lookup(ns.root, "a");
 	CHECK(d != NULL && d->cookie == DIR_COOKIE_FIRST + 4);
 
@@ -216,7 +236,7 @@ static void test_entries(void)
 		if (sub) {
 			dir_set_parent(sub, ns.root);
 			CHECK(dir_parent(sub) == ns.root);
-			CHECK_EQ(0, add_name(ns.root, "sub", sub));
+			CHECK_EQ(0, add_name(&ns, ns.root, "sub", sub));
 		}
 	}
 destroy:
@@ -241,14 +261,14 @@ static void test_cookies_under_removal(void)
 	unsigned int nr_read = 0, nr_bad_order = 0, nr_dup = 0, nr_removed_seen = 0;
 	unsigned int nr_missed = 0, nr_new_seen = 0;
 
-	if (!CHECK_EQ(0, ns_init(&ns, 0, 0755, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0)))
 		return;
 	file = new_file(&ns);
 	if (!file)
 		goto destroy;
 	for (int i = 0; i < NR; i++) {
 		snprintf(name, sizeof(name), "n%d", i);
-		if (add_name(ns.root, name, file))
+		if (add_name(&ns, ns.root, name, file))
 			break;
 		cookie[i] = lookup(ns.root, name)->cookie;
 	}
@@ -273,7 +293,7 @@ static void test_cookies_under_removal(void)
 			snprintf(name, sizeof(name), "n%d", i);
 			d = lookup(ns.root, name);
 			if (d) {
-				dir_remove(ns.root, d);
+				dir_remove(&ns, ns.root, d);
 				removed[i] = 1;
 			}
 		}
@@ -282,7 +302,7 @@ static void test_cookies_under_removal(void)
 	/* New entries get new cookies past every old one. */
 	for (int i = 0; i < 10; i++) {
 		snprintf(name, sizeof(name), "new%d", i);
-		add_name(ns.root, name, file);
+		add_name(&ns, ns.root, name, file);
 		d = lookup(ns.root, name);
 		if (d && d->cookie != DIR_COOKIE_FIRST + NR + (uint64_t)i)
 			nr_bad_order++;
@@ -349,7 +369,7 @@ static void test_compact_on_add(void)
 	char name[32];
 	uint64_t keep_cookie = 0;
 
-	if (!CHECK_EQ(0, ns_init(&ns, 0, 0755, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0)))
 		return;
 	file = new_file(&ns);
 	if (!file)
@@ -358,7 +378,7 @@ static void test_compact_on_add(void)
 	for (int round = 0; round < 5; round++) {
 		for (int i = 0; i < 64; i++) {
 			snprintf(name, sizeof(name), "r%d-%d", round, i);
-			add_name(ns.root, name, file);
+			add_name(&ns, ns.root, name, file);
 		}
 		for (int i = 0; i < 64; i++) {
 			snprintf(name, sizeof(name), "r%d-%d", round, i);
@@ -366,7 +386,7 @@ static void test_compact_on_add(void)
 				continue;
 			d = lookup(ns.root, name);
 			if (d)
-				dir_remove(ns.root, d);
+				dir_remove(&ns, ns.root, d);
 		}
 	}
 	d = lookup(ns.root, "r0-40");
@@ -374,7 +394,7 @@ static void test_compact_on_add(void)
 		keep_cookie = d->cookie;
 	CHECK_EQ(DIR_COOKIE_FIRST + 40, keep_cookie);
 	CHECK_EQ(1, dir_nr_entries(ns.root));
-	CHECK_EQ(0, add_name(ns.root, "last", file));
+	CHECK_EQ(0, add_name(&ns, ns.root, "last", file));
 	CHECK_EQ(DIR_COOKIE_FIRST + 5 * 64 + 1, dir_end_cookie(ns.root));
 
 	d = dir_next(ns.root, 0);
@@ -409,12 +429,12 @@ static void test_many_names(void)
 	unsigned int nr_bad_cookie = 0;
 	int i;
 
-	if (!CHECK_EQ(0, ns_init(&ns, 0, 0755, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0)))
 		return;
 	for (i = 0; i < NR; i++) {
 		many_name(name, sizeof(name), i);
 		if (ns_inode_new(&ns, S_IFREG | 0644, 0, 0, 0, &inode[i]) ||
-		    add_name(ns.root, name, inode[i]))
+		    add_name(&ns, ns.root, name, inode[i]))
 			break;
 	}
 	if (!CHECK_EQ(NR, i))
@@ -440,7 +460,7 @@ static void test_many_names(void)
 		many_name(name, sizeof(name), i);
 		d = lookup(ns.root, name);
 		if (d)
-			dir_remove(ns.root, d);
+			dir_remove(&ns, ns.root, d);
 	}
 	CHECK_EQ(NR / 2, dir_nr_entries(ns.root));
 	nr_bad_lookup = 0;
@@ -465,7 +485,7 @@ static void test_many_names(void)
 	/* Add the even ones back: new cookies, all found again. */
 	for (i = 0; i < NR; i += 2) {
 		many_name(name, sizeof(name), i);
-		if (add_name(ns.root, name, inode[i]))
+		if (add_name(&ns, ns.root, name, inode[i]))
 			nr_absent++;
 		d = lookup(ns.root, name);
 		if (!d || d->cookie < DIR_COOKIE_FIRST + NR)

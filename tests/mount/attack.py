@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Metadata floods as another user would send them, each until the
+filesystem refuses or a bound on count and time is reached.  Prints one
+line: "KIND: N made, errno NAME" (or "bound reached" when nothing refused:
+the flood was not bounded).  Usage: attack.py KIND DIR [MAX [SECONDS]]
+KIND: xattrs (files with two 60000-byte user.* values), symlinks (4000-byte
+targets), links (hard links with 255-byte names to one file), names (empty
+files with 255-byte names), small-xattrs (1000-byte values on one file, for
+an inode-space count)."""
+import errno
+import os
+import sys
+import time
+
+
+def flood(kind, top, max_items, seconds):
+    os.makedirs(top, exist_ok=True)
+    deadline = time.monotonic() + seconds
+    big = b"x" * 60000
+    target = "t" * 4000
+    made = 0
+    if kind == "links":
+        first = os.path.join(top, "f")
+        open(first, "w").close()
+    elif kind == "small-xattrs":
+        first = os.path.join(top, "f")
+        open(first, "w").close()
+    try:
+        while made < max_items and time.monotonic() < deadline:
+            name = os.path.join(top, ("%08d" % made).ljust(255, "n"))
+            if kind == "xattrs":
+                path = os.path.join(top, "%08d" % made)
+                open(path, "w").close()
+                os.setxattr(path, "user.a", big)
+                os.setxattr(path, "user.b", big)
+            elif kind == "symlinks":
+                os.symlink(target, name)
+            elif kind == "links":
+                os.link(first, name)
+            elif kind == "names":
+                open(name, "w").close()
+            elif kind == "small-xattrs":
+                os.setxattr(first, "user.%d" % made, b"v" * 1000)
+            else:
+                sys.exit("unknown kind " + kind)
+            made += 1
+    except OSError as e:
+        print("%s: %d made, errno %s" % (kind, made, errno.errorcode.get(e.errno, e.errno)))
+        return
+    print("%s: %d made, bound reached" % (kind, made))
+
+
+if __name__ == "__main__":
+    flood(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 10**7,
+          float(sys.argv[4]) if len(sys.argv) > 4 else 120)

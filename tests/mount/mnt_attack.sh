@@ -1,0 +1,126 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Another user's worst with metadata.  The daemon runs in a 64 MiB memory
+# cgroup, mounted by root with its defaults (allow_other, root directory
+# 1777), root's checksummed file in it.  As user nobody, each until
+# refused: files with two 60000-byte xattrs, symlinks with 4000-byte
+# targets, hard links with 255-byte names, empty files with 255-byte names
+# (that one from inside the daemon's cgroup).  Each flood must end with
+# ENOSPC for the attacker, no OOM kill, the mount up, root's file intact
+# (and renamed while full) and the footprint's peak inside the limit; once
+# the attacker's files are gone (rm -rf, which lists a full mount),
+# metadata_bytes is back where it was.  Then the inode space as
+# tmpfs counts it: with nr_inodes=64, the 1000-byte xattrs one file takes
+# before ENOSPC, on tmpfs and on tierfs.
+#
+# usage: mnt_attack.sh TIERFS TIERCTL ATTACK_PY
+# Exits 0 pass, 1 fail, 77 skip (not root, no /dev/fuse, no v1 memory
+# cgroup, no user nobody, a sanitizer build).
+
+set -u
+tierfs=$1
+tierctl=$2
+attack=$3
+
+# shellcheck source=tests/mount/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+require_memcg_limits
+id nobody >/dev/null 2>&1 || { echo "skip: no user nobody"; exit 77; }
+cg=$memcg_root/tierfs-test-attack-$$
+limit=$((64 << 20))
+chmod 755 "$work" # nobody reaches the mount point
+
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
+check_no_oom() {
+	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
+	[ "${kills:-0}" -eq 0 ] && ok "$1: no OOM kill" || fail "$1: OOM kills" 0 "$kills"
+}
+
+# flood NAME KIND [in_cg]: nobody's flood of KIND in a directory of its own,
+# then what must hold after it, then the directory removed by root.
+flood() {
+	what="$1, $2"
+	dir=$mnt/nobody-$2
+	meta_before=$(stat_of metadata_bytes)
+	as_nobody mkdir "$dir"
+	# shellcheck disable=SC2086 # $3 is a command word or nothing
+	line=$(${3:-} setpriv --reuid=65534 --regid=65534 --clear-groups \
+		/usr/bin/python3 "$attack" "$2" "$dir" 10000000 120)
+	case "$line" in
+	*"errno ENOSPC") ok "$what: $line" ;;
+	*) fail "$what: the attacker's end" "errno ENOSPC" "$line" ;;
+	esac
+	check_no_oom "$what"
+	# Full: a rename to a name no longer than the old one still works.
+	mv "$mnt/root-file" "$mnt/root-fil" && mv "$mnt/root-fil" "$mnt/root-file" &&
+		ok "$what: root renames while full" || fail "$what: rename while full" "success" "an error"
+	[ "$(md5 "$mnt/root-file")" = "$want" ] && ok "$what: root's file intact" ||
+		fail "$what: root's file" "$want" "$(md5 "$mnt/root-file" 2>&1)"
+	peak=$(stat_of footprint_peak_bytes)
+	[ "$peak" -le "$limit" ] && ok "$what: footprint peak $((peak >> 20)) MiB of $((limit >> 20))" ||
+		fail "$what: footprint peak" "<= $limit" "$peak"
+	meta=$(stat_of metadata_bytes)
+	echo "# $what: metadata_bytes $meta, inode_space_bytes $(stat_of inode_space_bytes)," \
+		"cgroup peak $(($(cat "$cg/memory.max_usage_in_bytes") >> 20)) MiB"
+	rm -rf "$dir"
+	meta=$(stat_of metadata_bytes)
+	[ "$meta" -le $((meta_before + 4096)) ] && ok "$what: metadata back to $meta bytes" ||
+		fail "$what: metadata_bytes after rm" "<= $((meta_before + 4096))" "$meta"
+}
+
+check_backend() {
+	opts=$1
+	name=${opts%%:*}
+	built_in "$name" "$opts" || return
+	mkdir "$cg" && echo "$limit" >"$cg/memory.limit_in_bytes" || {
+		fail "$name: cgroup" "created" "an error"
+		return
+	}
+	if ! in_cg "$tierfs" "$mnt" -o "$opts" 2>/dev/null; then
+		fail "$name: mount -o $opts" "status 0" "a failure"
+		rmdir "$cg"
+		return
+	fi
+	head -c $((8 << 20)) /dev/urandom >"$mnt/root-file"
+	want=$(md5 "$mnt/root-file")
+	flood "$name" xattrs
+	flood "$name" symlinks
+	flood "$name" links
+	flood "$name" names in_cg
+	grep -q " $mnt " /proc/self/mounts && ok "$name: still mounted" ||
+		fail "$name: the mount" "up" "gone"
+	# The room the attacker held is root's again.
+	head -c $((8 << 20)) /dev/urandom >"$mnt/root-file2" && ok "$name: root writes again" ||
+		fail "$name: root's write after the floods" "success" "an error"
+	unmount_cg
+}
+
+check_backend backend=zpool
+check_backend "backend=file:$work/swap,swapsize=256M"
+
+# The inode space: xattrs take nr_inodes= room, as on tmpfs (6.6 and later).
+count_small_xattrs() {
+	chmod 1777 "$mnt"
+	as_nobody /usr/bin/python3 "$attack" small-xattrs "$mnt/d" 100000 60 | sed -n 's/.*: \([0-9]*\) made.*/\1/p'
+}
+mount -t tmpfs -o nr_inodes=64 tmpfs "$mnt"
+on_tmpfs=$(count_small_xattrs)
+umount "$mnt"
+"$tierfs" "$mnt" -o nr_inodes=64,backend=none 2>/dev/null
+on_tierfs=$(count_small_xattrs)
+df_inodes=$(stat -f -c %d "$mnt")
+fusermount3 -u "$mnt"
+echo "# 1000-byte xattrs with nr_inodes=64: tmpfs $on_tmpfs, tierfs $on_tierfs"
+if [ -n "$on_tmpfs" ] && [ -n "$on_tierfs" ] && [ "$on_tierfs" -ge $((on_tmpfs - 2)) ] &&
+	[ "$on_tierfs" -le $((on_tmpfs + 2)) ]; then
+	ok "inode space: $on_tierfs xattrs (tmpfs $on_tmpfs)"
+else
+	fail "inode space: 1000-byte xattrs under nr_inodes=64" "tmpfs's $on_tmpfs within 2" "$on_tierfs"
+fi
+[ "$df_inodes" -le 1 ] && ok "inode space: df shows $df_inodes free inodes" ||
+	fail "inode space: df's free inodes when full" "<= 1" "$df_inodes"
+
+finish
