@@ -57,6 +57,18 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fs_put_open(fs, inode);
 }
 
+/*
+ * Whether a write at off through a file opened with open_flags would
+ * change an append-only inode's bytes: it must be an O_APPEND write at the
+ * end, as the VFS lets through on tmpfs.  The kernel knows nothing of
+ * FUSE's append-only files and lets a writer clear O_APPEND (F_SETFL),
+ * so the write itself is checked.  inode->lock held.
+ */
+static bool is_append_denied(const struct inode *inode, int open_flags, uint64_t off)
+{
+	return (inode->flags & FS_APPEND_FL) && (!(open_flags & O_APPEND) || off < inode->size);
+}
+
 void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);
@@ -202,14 +214,13 @@ void fs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, o
 	int nr_iov = write_iov(bufv, iov, &bounce);
 	ssize_t ret;
 
-	(void)fi;
 	if (nr_iov < 0) {
 		free(bounce);
 		fuse_reply_err(req, -nr_iov);
 		return;
 	}
 	pthread_rwlock_wrlock(&inode->lock);
-	if (inode->flags & FS_IMMUTABLE_FL) {
+	if ((inode->flags & FS_IMMUTABLE_FL) || is_append_denied(inode, fi->flags, (uint64_t)off)) {
 		ret = -EPERM;
 	} else {
 		ret = data_write(&fs->data, inode, iov, (unsigned int)nr_iov, (uint64_t)off);
@@ -326,7 +337,7 @@ void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 	struct inode *src = fs_inode_of(fs, ino_in), *dst = fs_inode_of(fs, ino_out);
 	ssize_t ret;
 
-	(void)fi_in, (void)fi_out;
+	(void)fi_in;
 	if (flags) {
 		fuse_reply_err(req, EINVAL);
 		return;
@@ -341,7 +352,9 @@ void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		pthread_rwlock_wrlock(&dst->lock);
 		pthread_rwlock_rdlock(&src->lock);
 	}
-	if (dst->flags & FS_IMMUTABLE_FL) {
+	/* libfuse leaves fi_out's flags 0: the kernel takes no O_APPEND destination. */
+	if ((dst->flags & FS_IMMUTABLE_FL) ||
+	    is_append_denied(dst, fi_out->flags, (uint64_t)off_out)) {
 		ret = -EPERM;
 	} else {
 		ret = data_copy(&fs->data, dst, (uint64_t)off_out, src, (uint64_t)off_in, len);

@@ -236,10 +236,11 @@ static void remove_entry(fuse_req_t req, fuse_ino_t parent, const char *name, bo
 		err = -ENOTDIR;
 	else if (!want_dir && S_ISDIR(victim->mode))
 		err = -EISDIR;
-	else if (want_dir && dir_nr_entries(victim))
-		err = -ENOTEMPTY;
 	else
 		err = may_remove(dir, victim);
+	/* As the VFS's may_delete: EPERM before the filesystem looks inside. */
+	if (!err && want_dir && dir_nr_entries(victim))
+		err = -ENOTEMPTY;
 	if (err)
 		goto unlock;
 	dir_remove(&fs->ns, dir, d);
@@ -346,10 +347,10 @@ void fs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 			err = -ENOTDIR;
 		else if (!S_ISDIR(moved->mode) && S_ISDIR(replaced->mode))
 			err = -EISDIR;
-		else if (S_ISDIR(replaced->mode) && dir_nr_entries(replaced))
-			err = -ENOTEMPTY;
 		else
 			err = may_remove(ddir, replaced);
+		if (!err && S_ISDIR(replaced->mode) && dir_nr_entries(replaced))
+			err = -ENOTEMPTY;
 		if (err)
 			goto unlock;
 	}

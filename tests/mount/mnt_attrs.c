@@ -1620,6 +1620,14 @@ static int attr_immutable(void)
 	T_ERRNO(EPERM, unlink("d/in"));
 	T_ERRNO(EPERM, rename("d/in", "d/in2"));
 	T_ERRNO(EPERM, symlink("x", "d/l"));
+	/* As the VFS checks: EPERM before the filesystem looks for entries. */
+	T_CALL(attr_set_flags("d", 0));
+	T_OK(mkdir("d/full", 0755));
+	T_CALL(attr_make_file("d/full/x", 0644, NULL));
+	T_CALL(attr_set_flags("d", FS_IMMUTABLE_FL));
+	T_ERRNO(EPERM, rmdir("d/full"));
+	T_OK(mkdir("e", 0755));
+	T_ERRNO(EPERM, rename("e", "d/full"));
 	T_OK(fd = open("d/in", O_WRONLY | O_CLOEXEC));
 	T_EQ(write(fd, "w", 1), 1);
 	T_OK(close(fd));
@@ -1629,6 +1637,9 @@ static int attr_immutable(void)
 	T_OK(truncate("f", 0));
 	T_OK(unlink("f"));
 	T_OK(unlink("d/in"));
+	T_OK(unlink("d/full/x"));
+	T_OK(rmdir("d/full"));
+	T_OK(rmdir("e"));
 	return T_EXIT_PASS;
 }
 
@@ -1649,6 +1660,36 @@ static int attr_append_only(void)
 	T_ERRNO(EPERM, ftruncate(fd, 0));
 	T_ERRNO(EPERM, fallocate(fd, FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE, 0, 1));
 	T_OK(close(fd));
+	T_OK(fd = open("f", O_RDONLY | O_CLOEXEC));
+	T_EQ(read(fd, buf, sizeof(buf)), 6);
+	T_MEM(buf, "abcdef", 6);
+	T_OK(close(fd));
+
+	/*
+	 * No write below the end: tmpfs refuses to clear O_APPEND; where the
+	 * kernel lets a FUSE file clear it, the writes are refused, and so is
+	 * copy_file_range into it.
+	 */
+	T_OK(fd = open("f", O_RDWR | O_APPEND | O_CLOEXEC));
+	if (fcntl(fd, F_SETFL, 0) == 0) {
+		T_ERRNO(EPERM, pwrite(fd, "X", 1, 0));
+		T_ERRNO(EPERM, write(fd, "X", 1));
+		T_ERRNO(EPERM, pwrite(fd, "X", 1, 6));
+	} else {
+		T_EQ(errno, EPERM);
+	}
+	T_CALL(attr_make_file("src", 0644, "XY"));
+	{
+		int src = open("src", O_RDONLY | O_CLOEXEC);
+		loff_t off_in = 0, off_out = 0;
+
+		T_OK(src);
+		T_EQ(copy_file_range(src, &off_in, fd, &off_out, 2, 0), -1);
+		T_TRUE(errno == EPERM || errno == EBADF);
+		T_OK(close(src));
+	}
+	T_OK(close(fd));
+	T_OK(unlink("src"));
 	T_OK(fd = open("f", O_RDONLY | O_CLOEXEC));
 	T_EQ(read(fd, buf, sizeof(buf)), 6);
 	T_MEM(buf, "abcdef", 6);
