@@ -52,6 +52,7 @@ struct transport_stats {
 	/* The bridge to libfuse (src/fuse/bridge.c), both transports. */
 	_Atomic uint64_t init_unique;  /* of the INIT request */
 	_Atomic uint64_t init_offered; /* the kernel's INIT flags, flags2 << 32 */
+	_Atomic uint64_t init_granted; /* what the reply took of them, flags2 << 32 */
 	atomic_bool is_killpriv_v2;    /* taken: tierfs clears SUID/SGID */
 	atomic_uint_fast64_t nr_ops[TRANSPORT_NR_OPCODES]; /* requests by opcode */
 };

@@ -56,7 +56,7 @@ struct stat_item {
 #define NR_NODE_ITEMS 12
 /* The chain's writebacks total, its tiers' and nodes' items besides the rest. */
 #define NR_STAT_ITEMS                                                     \
-	(117 + TRANSPORT_NR_OPCODES + BACKEND_MAX_TIERS * NR_TIER_ITEMS + \
+	(120 + TRANSPORT_NR_OPCODES + BACKEND_MAX_TIERS * NR_TIER_ITEMS + \
 	 BACKEND_MAX_NODES * NR_NODE_ITEMS)
 
 /*
@@ -332,6 +332,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 		ITEM("transport", "poll_us", atomic_load(&ts->poll_us), UNIT_NUMBER);
 		ITEM("transport", "poll_hits", atomic_load(&ts->nr_poll_hits), UNIT_COUNT);
 		ITEM("transport", "commit_errors", atomic_load(&ts->nr_commit_errors), UNIT_COUNT);
+		ITEM("transport", "init_flags", atomic_load(&ts->init_granted), UNIT_NUMBER);
 		STR("transport", "suid_clearing",
 		    atomic_load(&ts->is_killpriv_v2) ? "tierfs (KILLPRIV_V2)" : "kernel");
 		/* Requests by opcode, those that came. */

@@ -116,6 +116,15 @@ bool bridge_init_reply(struct tierfs *fs, struct iovec *iov, int count)
 		arg->flags |= FUSE_INIT_EXT;
 		arg->flags2 |= BRIDGE_INIT_FLAGS2_DIRECT_IO_ALLOW_MMAP;
 	}
+	/*
+	 * libfuse 3.14 takes FUSE_CAP_PARALLEL_DIROPS into conn.want but never
+	 * into the reply: without it the kernel serialises every lookup and
+	 * readdir of a directory, so one that waits stalls the rest.
+	 */
+	if (offered & FUSE_PARALLEL_DIROPS)
+		arg->flags |= FUSE_PARALLEL_DIROPS;
+	atomic_store(&fs->transport.init_granted,
+		     arg->flags | (arg->flags & FUSE_INIT_EXT ? (uint64_t)arg->flags2 << 32 : 0));
 	return true;
 }
 
