@@ -125,6 +125,14 @@ void ctl_format_bytes(uint64_t bytes, char *out, size_t size);
  */
 const char *ctl_escape(const char *s, bool is_space_too, char *out, size_t size);
 
+/*
+ * Replace in s, in place, every control byte but newline and tab (and
+ * DEL) with '?': a daemon's reply is printed to a terminal, and another
+ * user's daemon (a fake fuse.tierfs mount) must not drive it with escapes.
+ * The requests do it to every reply.
+ */
+void ctl_defang(char *s);
+
 /* The device number of the mount at mountpoint, from /proc/self/mountinfo. */
 int ctl_mount_dev(const char *mountpoint, dev_t *dev);
 

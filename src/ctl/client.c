@@ -371,7 +371,15 @@ static int exchange(int fd, const char *request, uint64_t deadline, char *buf, s
 			break;
 	}
 	buf[len] = '\0';
+	ctl_defang(buf);
 	return 0;
+}
+
+void ctl_defang(char *s)
+{
+	for (; *s; s++)
+		if (((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t') || *s == 0x7f)
+			*s = '?';
 }
 
 /* Drop the status line: "ok", or keep the text after "error: ". */

@@ -569,6 +569,15 @@ static void test_small_buffer(struct tierfs *fs)
 	check_clear_context();
 }
 
+/* A reply's terminal escapes and carriage returns are made harmless. */
+static void test_defang(void)
+{
+	char reply[] = "ok\nname\t\033]0;owned\007\r\x7f\xc3\xa9\n";
+
+	ctl_defang(reply);
+	CHECK_STR("ok\nname\t?]0;owned???\xc3\xa9\n", reply);
+}
+
 int main(void)
 {
 	char *argv[] = { "tierfs", "-o", "size=1m,nr_inodes=100", "/mnt", NULL };
@@ -598,6 +607,7 @@ int main(void)
 		CHECK_EQ(0, dir_add(&fs.ns, fs.ns.root, "f", 1, file));
 	}
 
+	test_defang();
 	test_stats(&fs);
 	test_errors(&fs);
 	test_set_values(&fs);
