@@ -346,10 +346,11 @@ static void release_entry(void *ctx, uint64_t index, uint64_t entry)
 
 /*
  * The memory of page index, made resident.  A new page is zeroed unless
- * the caller overwrites all of it (is_whole).  Returns NULL with *err set.
+ * the caller overwrites all of it (is_whole).  may_exceed lets it past a
+ * full budget, as a read is.  Returns NULL with *err set.
  */
 static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t index,
-			    bool is_whole, int *err)
+			    bool is_whole, bool may_exceed, int *err)
 {
 	uint64_t entry = pagemap_get(&inode->pages, index);
 	int64_t pfn;
@@ -366,7 +367,7 @@ static char *page_for_write(struct data_space *ds, struct inode *inode, uint64_t
 			return NULL;
 	}
 	/* A fallocated page was promised: past a full budget, like a read. */
-	pfn = data_alloc_page(ds, inode, pagemap_is_unwritten(entry));
+	pfn = data_alloc_page(ds, inode, may_exceed || pagemap_is_unwritten(entry));
 	if (pfn < 0) {
 		*err = (int)pfn;
 		goto uncharge;
@@ -428,7 +429,8 @@ ssize_t data_write(struct data_space *ds, struct inode *inode, const struct iove
 		uint64_t pos = off + done;
 		size_t in_page = pos & (PAGE_SIZE - 1);
 		size_t n = PAGE_SIZE - in_page < len - done ? PAGE_SIZE - in_page : len - done;
-		char *page = page_for_write(ds, inode, pos >> PAGE_SHIFT, n == PAGE_SIZE, &err);
+		char *page =
+			page_for_write(ds, inode, pos >> PAGE_SHIFT, n == PAGE_SIZE, false, &err);
 
 		if (!page)
 			break;
@@ -617,6 +619,14 @@ ssize_t data_read_mem(struct data_space *ds, const struct inode *inode, uint64_t
 }
 
 /* Zero bytes [start, end) of page index, if it holds anything but zeros. */
+/*
+ * Zero bytes start to end of page index, for a truncate or a punch, which
+ * must not fail for want of room: the page is present already and counted
+ * (a filled one at its cost written), so it may pass a full budget as a
+ * read does.  A swapped page that cannot be read goes whole: its bytes are
+ * lost already, and kept they would come back past the cut if the backend
+ * recovered.
+ */
 static int zero_in_page(struct data_space *ds, struct inode *inode, uint64_t index, size_t start,
 			size_t end)
 {
@@ -627,7 +637,14 @@ static int zero_in_page(struct data_space *ds, struct inode *inode, uint64_t ind
 	if (entry == PAGEMAP_HOLE ||
 	    (pagemap_kind(entry) == PAGEMAP_KIND_FILLED && !pagemap_fill(entry)))
 		return 0;
-	page = page_for_write(ds, inode, index, false, &err);
+	page = page_for_write(ds, inode, index, false, true, &err);
+	if (!page && err == -EIO && pagemap_kind(entry) == PAGEMAP_KIND_SWAPPED) {
+		struct release_ctx rc = { ds, inode };
+
+		log_limited(&load_log, LOG_ERR, "an unreadable swapped page is dropped by a cut");
+		pagemap_erase_range(&inode->pages, index, index, release_entry, &rc);
+		return 0;
+	}
 	if (!page)
 		return err;
 	memset(page + start, 0, end - start);

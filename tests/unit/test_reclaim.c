@@ -1299,6 +1299,64 @@ static void test_reclaim_pages_batches(bool is_sync)
 	space_destroy(&ds);
 }
 
+/*
+ * A truncate or punch inside a swapped page must not fail: with the budget
+ * full and nothing evictable (stores fail) it loads the page past the
+ * budget, as a read does; a page that cannot be read goes whole, and the
+ * file shrinks all the same.
+ */
+static void test_cut_on_full_budget(void)
+{
+	static unsigned char got[P], want[P];
+	struct data_space ds;
+	struct faulty_backend *g;
+	struct tier_backend *inner = space_ramdisk(1024);
+	struct inode f, filler;
+	ssize_t last = 0;
+
+	check_set_context("cut on a full budget");
+	if (!inner || !CHECK_EQ(0, faulty_new(inner, true, &g)) ||
+	    !space_new(&ds, faulty_base(g), MEM_PAGES))
+		return;
+	file_init(&f);
+	file_init(&filler);
+	write_pages(&ds, &f, 4, 3);
+	CHECK_EQ(4, reclaim_pages(&ds, 4));
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 2));
+	CHECK_EQ(0, faulty_fail(g, FAULTY_STORE, 1, -EIO, true));
+	pthread_rwlock_wrlock(&filler.lock);
+	for (uint64_t i = 0; last >= 0; i++) {
+		pattern(want, 5, i);
+		last = data_write_mem(&ds, &filler, want, P, i * P);
+	}
+	pthread_rwlock_unlock(&filler.lock);
+	CHECK_EQ(-ENOSPC, last);
+
+	pthread_rwlock_wrlock(&f.lock);
+	CHECK_EQ(0, data_truncate(&ds, &f, 2 * P + 100));
+	CHECK_EQ(0, data_punch(&ds, &f, 10, 20));
+	CHECK_EQ(2 * P + 100, f.size);
+	CHECK_EQ(PAGEMAP_KIND_RESIDENT, kind(&f, 2));
+	pattern(want, 3, 2);
+	CHECK_EQ(100, data_read_mem(&ds, &f, 2 * P, got, P));
+	CHECK_MEM(want, got, 100);
+
+	/* Unreadable: the cut page goes, and the file shrinks all the same. */
+	CHECK_EQ(PAGEMAP_KIND_SWAPPED, kind(&f, 1));
+	CHECK_EQ(0, faulty_fail(g, FAULTY_LOAD, 1, -EIO, true));
+	CHECK_EQ(0, data_truncate(&ds, &f, P + 7));
+	CHECK_EQ(P + 7, f.size);
+	CHECK_EQ(PAGEMAP_HOLE, pagemap_get(&f.pages, 1));
+	faulty_clear(g, FAULTY_LOAD);
+	faulty_clear(g, FAULTY_STORE);
+	CHECK_EQ(7, data_read_mem(&ds, &f, P, got, P));
+	memset(want, 0, 7);
+	CHECK_MEM(want, got, 7);
+	pthread_rwlock_unlock(&f.lock);
+	file_destroy(&ds, &filler);
+	truncate_and_destroy(&ds, &f);
+}
+
 int main(void)
 {
 	test_no_lock_during_store();
@@ -1316,6 +1374,7 @@ int main(void)
 	test_write_during_swapin_nomem();
 	test_evict_during_swapin();
 	test_truncate_during_swapin();
+	test_cut_on_full_budget();
 	test_overlapping_stores(false);
 	test_overlapping_stores(true);
 	test_overlapping_failures();
