@@ -121,6 +121,8 @@ static int init_swap(struct data_space *ds, const struct tierfs_options *opts, u
 		return 0;
 	/* Slots for all of size= (or of RAM); a RAM pool's memory is bounded by the limit. */
 	cfg.capacity_bytes = opts->swapsize ? opts->swapsize : opts->size ? opts->size : ram;
+	/* Whole pages, as size= counts them: size=1 holds one page, as on tmpfs. */
+	cfg.capacity_bytes = (cfg.capacity_bytes + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
 	if (opts->upper) {
 		/* A chain: swapsize= is the file's; its RAM tier gets slots for size=. */
 		cfg.upper = opts->upper;

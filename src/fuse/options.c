@@ -450,6 +450,10 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 				return fail("invalid backend= value '%s': want %sredis://HOST:PORT"
 					    "[,HOST:PORT...][+file:PATH]",
 					    val, plus ? "zpool+" : "");
+			if (spill && spill[5] && spill[5] != '/')
+				return fail("invalid backend= value '%s': the swap file's path %s is "
+					    "not absolute",
+					    val, spill + 5);
 			if (spill && (strncmp(spill, "file:", 5) || !spill[5] ||
 				      strlen(spill + 5) >= sizeof(o->spill_path)))
 				return fail("invalid backend= value '%s': after redis://HOST:PORT "
@@ -466,6 +470,11 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 			if (!last[5] || strlen(last + 5) >= sizeof(o->swap_path))
 				return fail("invalid backend= value '%s': want %sfile:PATH", val,
 					    plus ? "zpool+" : "");
+			/* The daemon runs from /, and a remount names the same file. */
+			if (last[5] != '/')
+				return fail("invalid backend= value '%s': the swap file's path %s "
+					    "is not absolute",
+					    val, last + 5);
 			strcpy(o->swap_path, last + 5);
 			o->lower = backend_find("file");
 			o->backend = plus ? &tier_backend_chain : o->lower;

@@ -322,9 +322,18 @@ check_bad_options() {
 		end_mnt "$n"
 	fi
 
+	# As on tmpfs, a size below a page is a page, with a RAM backend too.
+	for opt in size=1 size=4095,backend=ramdisk; do
+		n="$opt"
+		if mount_new "$n" "$opt"; then
+			expect "$n: statfs blocks" 1 "$(statfs %b)"
+			end_mnt "$n"
+		fi
+	done
+
 	new_mnt
 	for opt in size=abc size=-1 size=1x nr_inodes=zz mode=999 cache=bogus transport=fast uid=-5 \
-		frobnicate frob=1; do
+		backend=file:relative.swap frobnicate frob=1; do
 		n="-o $opt"
 		key=${opt%%=*}
 		value=
