@@ -49,8 +49,8 @@ struct budget {
 	 * open directories), charged by the namespace as it allocates, and
 	 * the most it may hold until the next update: under a limit, what
 	 * the resident pages can give up down to BUDGET_MIN_PAGES, at most
-	 * BUDGET_META_STEP ahead of what is free now; UINT64_MAX without a
-	 * limit (nr_inodes= bounds it then, as on tmpfs).
+	 * a quarter of the headroom ahead of what is free now; UINT64_MAX
+	 * without a limit (nr_inodes= bounds it then, as on tmpfs).
 	 */
 	atomic_uint_fast64_t meta_bytes;
 	atomic_uint_fast64_t meta_max_bytes;
@@ -210,14 +210,14 @@ void budget_reset_peaks(struct data_space *ds);
  * it even with the resident pages evicted down to the smallest budget.
  * Past the room the last update left, it updates the budget first (the
  * resident budget shrinks by what metadata took: the caller kicks the
- * reclaimer when *has_shrunk); so the footprint passes the limit by at
- * most BUDGET_META_STEP while the reclaimer catches up.  Takes budget.lock
- * only past that room; the caller may hold ns->lock and an inode's lock.
+ * reclaimer when *has_shrunk); metadata runs at most a quarter of the
+ * headroom ahead of the memory free now while the reclaimer catches up.
+ * Takes budget.lock only past that room; the caller may hold ns->lock and
+ * an inode's lock.
  * budget_add_meta() adds delta bytes whatever the room: negative for what
  * is freed, positive for what must not fail (what a request that frees
  * more needs for a moment, what the kernel's own limits bound).
  */
-#define BUDGET_META_STEP (1ULL << 20)
 int budget_charge_meta(struct data_space *ds, uint64_t bytes, bool *has_shrunk);
 void budget_add_meta(struct data_space *ds, int64_t delta);
 

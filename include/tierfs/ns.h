@@ -24,8 +24,10 @@
 /*
  * tmpfs's inode space: nr_inodes x NS_BOGO_INODE_SIZE bytes, of which each
  * inode and each hard link beyond an inode's first takes
- * NS_BOGO_INODE_SIZE, and each xattr and symlink target what it costs in
+ * NS_BOGO_INODE_SIZE, and each xattr but a POSIX ACL what it costs in
  * memory.  df's free inodes are what is left, in NS_BOGO_INODE_SIZE units.
+ * Entries, symlink targets and ACLs are charged to the memory budget
+ * only, as tmpfs keeps them outside its inode space.
  */
 #define NS_BOGO_INODE_SIZE 1024
 

@@ -255,22 +255,32 @@ static uint64_t pool_reserve_locked(struct data_space *ds)
 }
 
 /*
- * The most the namespace may hold, holding meta bytes now, with room pages
- * for resident data under the limit (meta counted out of it already): what resident pages can
- * give up down to the smallest budget, and never more than a step beyond
- * what is free now, so that the footprint passes the limit by at most
- * that step while the reclaimer evicts what metadata took.  Without a
- * backend nothing can be evicted: only what is free.  budget.lock held.
+ * How far metadata may run ahead of what is free now, while the reclaimer
+ * evicts the resident pages it takes the room of: a quarter of the
+ * headroom, so the daemon stays inside its limit meanwhile, and a create
+ * beside a heavy writer is not refused for a reclaimer a moment behind.
  */
-static uint64_t meta_max_locked(struct data_space *ds, uint64_t meta, uint64_t room,
+static uint64_t meta_step(uint64_t limit)
+{
+	return (BUDGET_HEADROOM + (limit >> BUDGET_HEADROOM_SHIFT)) / 4;
+}
+
+/*
+ * The most the namespace may hold, holding meta bytes now, with room pages
+ * for resident data under the limit (meta counted out of it already): what
+ * resident pages can give up down to the smallest budget, and never more
+ * than meta_step() beyond what is free now.  Without a backend nothing can
+ * be evicted: only what is free.  budget.lock held.
+ */
+static uint64_t meta_max_locked(struct data_space *ds, uint64_t meta, uint64_t limit, uint64_t room,
 				uint64_t nr_in_use)
 {
-	uint64_t cost = page_cost(ds);
+	uint64_t cost = page_cost(ds), step = meta_step(limit);
 	uint64_t room_bytes = room * cost, used = nr_in_use * cost, ahead, evictable;
 
 	if (!ds->backend)
 		return meta + (room_bytes > used ? room_bytes - used : 0);
-	ahead = room_bytes + BUDGET_META_STEP > used ? room_bytes + BUDGET_META_STEP - used : 0;
+	ahead = room_bytes + step > used ? room_bytes + step - used : 0;
 	evictable = room > BUDGET_MIN_PAGES ? (room - BUDGET_MIN_PAGES) * cost : 0;
 	return meta + (ahead < evictable ? ahead : evictable);
 }
@@ -353,7 +363,7 @@ static bool update_locked(struct data_space *ds)
 		room = limit > other ? (limit - other) / page_cost(ds) : 0;
 		ram_pool = ds->backend && ds->backend->ops->is_sync ? pool_data_bytes(&bs) : 0;
 		data_bytes = limit + ram_pool > other ? limit + ram_pool - other : 0;
-		meta_max = meta_max_locked(ds, fp.meta, room, ps.nr_in_use);
+		meta_max = meta_max_locked(ds, fp.meta, limit, room, ps.nr_in_use);
 		if (room < BUDGET_MIN_PAGES) {
 			is_full = true;
 			room = BUDGET_MIN_PAGES;
@@ -499,23 +509,22 @@ int budget_charge_meta(struct data_space *ds, uint64_t bytes, bool *has_shrunk)
 {
 	struct budget *b = &ds->budget;
 	uint64_t meta = atomic_fetch_add(&b->meta_bytes, bytes) + bytes;
-	bool fits;
 
 	*has_shrunk = false;
 	if (meta <= atomic_load(&b->meta_max_bytes))
 		return 0;
 	/*
-	 * Recomputed when metadata has grown since the last update (a step
-	 * used up), else at most once every few milliseconds: a flood of
-	 * refused requests costs its senders errors, not the daemon a /proc
-	 * read each.
+	 * Recomputed without this charge (counted in, it would make room for
+	 * itself): when metadata has grown since the last update, else at
+	 * most once every few milliseconds, so a flood of refused requests
+	 * costs its senders errors, not the daemon a /proc read each.
 	 */
+	meta = atomic_fetch_sub(&b->meta_bytes, bytes) - bytes;
 	pthread_mutex_lock(&b->lock);
-	if (meta - bytes > b->meta_seen_bytes || clock_now_ns() - b->stamp_ns >= BUDGET_INTERVAL_NS)
+	if (meta > b->meta_seen_bytes || clock_now_ns() - b->stamp_ns >= BUDGET_INTERVAL_NS)
 		*has_shrunk = update_locked(ds);
 	pthread_mutex_unlock(&b->lock);
-	fits = atomic_load(&b->meta_bytes) <= atomic_load(&b->meta_max_bytes);
-	if (fits)
+	if (atomic_fetch_add(&b->meta_bytes, bytes) + bytes <= atomic_load(&b->meta_max_bytes))
 		return 0;
 	atomic_fetch_sub(&b->meta_bytes, bytes);
 	return -ENOSPC;

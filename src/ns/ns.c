@@ -176,17 +176,35 @@ static uint64_t dir_free(struct dir *dir)
 	return cost;
 }
 
+/* Whether an xattr takes inode space: tmpfs keeps ACLs apart (i_acl), in memory only. */
+static bool is_ispace_xattr(const char *name)
+{
+	return strcmp(name, XATTR_ACCESS_ACL) && strcmp(name, XATTR_DEFAULT_ACL);
+}
+
+/* The xattr_space() of an inode's ACLs. */
+static size_t acl_space(const struct xattr_list *xl)
+{
+	const char *names[] = { XATTR_ACCESS_ACL, XATTR_DEFAULT_ACL };
+	size_t space = 0, size;
+
+	for (unsigned int i = 0; i < 2; i++)
+		if (xattr_peek(xl, names[i], &size))
+			space += xattr_space(names[i], size);
+	return space;
+}
+
 void ns_inode_free(struct ns *ns, struct inode *inode)
 {
-	uint64_t entries = 0, ispace = NS_BOGO_INODE_SIZE, bytes = inode_cost(inode->mode);
+	uint64_t bytes = inode_cost(inode->mode), acls = acl_space(&inode->xattrs), xattrs;
 
 	if (S_ISDIR(inode->mode)) {
-		entries = dir_free(inode->dir);
+		bytes += dir_free(inode->dir);
 	} else if (S_ISLNK(inode->mode) && inode->target) {
-		ispace += ns_alloc_cost(inode->size + 1);
+		bytes += ns_alloc_cost(inode->size + 1);
 		free(inode->target);
 	}
-	ispace += xattr_clear(&inode->xattrs);
+	xattrs = xattr_clear(&inode->xattrs);
 	if (inode->all_prev)
 		inode->all_prev->all_next = inode->all_next;
 	else
@@ -196,8 +214,8 @@ void ns_inode_free(struct ns *ns, struct inode *inode)
 	pthread_rwlock_destroy(&inode->lock);
 	free(inode);
 	atomic_fetch_sub(&ns->nr_inodes, 1);
-	/* Entries cost memory only; the rest the same in both. */
-	ns_uncharge(ns, ispace, bytes + ispace - NS_BOGO_INODE_SIZE + entries);
+	/* Entries, targets and ACLs cost memory only. */
+	ns_uncharge(ns, NS_BOGO_INODE_SIZE + xattrs - acls, bytes + xattrs);
 }
 
 int ns_init(struct ns *ns, struct data_space *ds, uint64_t max_inodes, mode_t root_mode, uid_t uid,
@@ -453,13 +471,13 @@ int ns_set_target(struct ns *ns, struct inode *inode, const char *target)
 {
 	size_t len = strlen(target);
 	uint64_t cost = ns_alloc_cost(len + 1);
-	int err = ns_charge(ns, cost, cost);
+	int err = ns_charge(ns, 0, cost);
 
 	if (err)
 		return err;
 	inode->target = strdup(target);
 	if (!inode->target) {
-		ns_uncharge(ns, cost, cost);
+		ns_uncharge(ns, 0, cost);
 		return -ENOMEM;
 	}
 	inode->size = len;
@@ -470,32 +488,35 @@ int ns_xattr_set(struct ns *ns, struct inode *inode, const char *name, const voi
 		 size_t size, int flags)
 {
 	size_t old_size, space = xattr_space(name, size), old_space = 0;
-	uint64_t more;
+	bool is_ispace = is_ispace_xattr(name);
+	uint64_t more, less;
 	int err;
 
 	if (xattr_peek(&inode->xattrs, name, &old_size))
 		old_space = xattr_space(name, old_size);
 	more = space > old_space ? space - old_space : 0;
-	err = ns_charge(ns, more, more);
+	less = old_space > space ? old_space - space : 0;
+	err = ns_charge(ns, is_ispace ? more : 0, more);
 	if (err)
 		return err;
 	err = xattr_set(&inode->xattrs, name, value, size, flags);
 	if (err)
-		ns_uncharge(ns, more, more);
-	else if (old_space > space)
-		ns_uncharge(ns, old_space - space, old_space - space);
+		ns_uncharge(ns, is_ispace ? more : 0, more);
+	else if (less)
+		ns_uncharge(ns, is_ispace ? less : 0, less);
 	return err;
 }
 
 int ns_xattr_remove(struct ns *ns, struct inode *inode, const char *name)
 {
-	size_t size;
+	size_t size, space;
 	int err;
 
 	if (!xattr_peek(&inode->xattrs, name, &size))
 		return -ENODATA;
+	space = xattr_space(name, size);
 	err = xattr_remove(&inode->xattrs, name);
 	if (!err)
-		ns_uncharge(ns, xattr_space(name, size), xattr_space(name, size));
+		ns_uncharge(ns, is_ispace_xattr(name) ? space : 0, space);
 	return err;
 }

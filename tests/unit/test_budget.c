@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "space.h"
 
@@ -190,7 +191,11 @@ static void test_meta_bound(void)
 	CHECK(charged >= (limit - BUDGET_HEADROOM - (limit >> BUDGET_HEADROOM_SHIFT)) / 2);
 	CHECK_EQ(charged, atomic_load(&ds.budget.meta_bytes));
 	CHECK(budget_nr_free_pages(&ds) + (charged >> PAGE_SHIFT) / 2 <= nr_free);
-	/* Refused again at once, without a recomputation to lean on. */
+	/* Refused again at once, and after a recomputation, which takes no charge in. */
+	CHECK_EQ(-ENOSPC, budget_charge_meta(&ds, piece, &has_shrunk));
+	nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
+	CHECK_EQ(-ENOSPC, budget_charge_meta(&ds, piece, &has_shrunk));
+	nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
 	CHECK_EQ(-ENOSPC, budget_charge_meta(&ds, piece, &has_shrunk));
 	budget_add_meta(&ds, -(int64_t)charged);
 	CHECK_EQ(0, budget_charge_meta(&ds, piece, &has_shrunk));
