@@ -372,17 +372,23 @@ void fs_op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_
 			drop_link(fs, replaced);
 		}
 		fs_touch(replaced, false, true);
-		dir_remove(&fs->ns, sdir, sd);
 	} else {
-		err = dir_move(&fs->ns, sdir, sd, ddir, newname, strlen(newname));
+		/* The one step that may fail (ENOSPC), before anything changed. */
+		err = whiteout ? dir_add(&fs->ns, ddir, newname, strlen(newname), moved) :
+				 dir_move(&fs->ns, sdir, sd, ddir, newname, strlen(newname));
 		if (err)
 			goto free_whiteout;
 		fs_add_dir_size(ddir, 1);
 	}
-	if (whiteout && dir_add(&fs->ns, sdir, name, strlen(name), whiteout) == 0)
+	if (whiteout) {
+		/* The old name now names the whiteout: nothing to allocate. */
+		sd->inode = whiteout;
 		whiteout = NULL;
-	else
+	} else {
+		if (dd)
+			dir_remove(&fs->ns, sdir, sd);
 		fs_add_dir_size(sdir, -1);
+	}
 	reparent(moved, sdir, ddir);
 	fs_touch(moved, false, true);
 	if (replaced) {
