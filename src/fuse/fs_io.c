@@ -52,6 +52,13 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	fs_set_open_flags(fs, fi);
+	/*
+	 * An append-only file's writers go around the page cache: with
+	 * cache=always the kernel would write their appends back with no
+	 * O_APPEND, and is_append_denied could not tell them from overwrites.
+	 */
+	if (is_write && (inode->flags & FS_APPEND_FL))
+		fi->direct_io = 1;
 	fs_get_open(inode);
 	if (fuse_reply_open(req, fi))
 		fs_put_open(fs, inode);
