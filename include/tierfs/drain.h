@@ -29,10 +29,11 @@ struct drain {
 	bool has_thread; /* to join */
 	enum drain_state state;
 	atomic_bool stop;
-	atomic_uint_fast64_t nr_done; /* pages brought back */
-	atomic_uint_fast64_t nr_hits; /* pages found resident already */
-	uint64_t nr_total;	      /* swapped pages at the start */
-	uint64_t start_ns, end_ns;    /* CLOCK_MONOTONIC */
+	atomic_uint_fast64_t nr_done;	/* pages brought back */
+	atomic_uint_fast64_t nr_hits;	/* pages found resident already */
+	atomic_uint_fast64_t nr_pauses; /* waits for writers to give room back */
+	uint64_t nr_total;		/* swapped pages at the start */
+	uint64_t start_ns, end_ns;	/* CLOCK_MONOTONIC */
 	char error[128];
 };
 

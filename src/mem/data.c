@@ -190,7 +190,7 @@ bool data_may_reclaim(struct data_space *ds, const struct inode *inode, uint64_t
 
 int64_t data_alloc_page(struct data_space *ds, struct inode *held, bool may_exceed)
 {
-	bool is_rechecked = false;
+	bool is_rechecked = false, is_draining = atomic_load(&ds->is_draining);
 	uint64_t used;
 
 	if (!ds->backend)
@@ -209,9 +209,9 @@ int64_t data_alloc_page(struct data_space *ds, struct inode *held, bool may_exce
 	 * every other one looks again at once; the others may have found
 	 * their victims' inodes busy (being read or written) and wait a
 	 * moment, for up to about a fifth of a second in all, before calling
-	 * the budget exhausted.
+	 * the budget exhausted.  A drain evicts nothing: no wait frees room.
 	 */
-	for (int nr_idle = 0; used >= ds->budget.mem_pages && nr_idle < 400;) {
+	for (int nr_idle = 0; used >= ds->budget.mem_pages && nr_idle < 400 && !is_draining;) {
 		uint64_t refused = nr_refused(ds);
 
 		atomic_fetch_add_explicit(&ds->swap.nr_direct_reclaims, 1, memory_order_relaxed);

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tierfs/backend.h"
 #include "tierfs/clock.h"
@@ -16,6 +17,7 @@
 #include "tierfs/log.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
+#include "tierfs/reclaim.h"
 #include "tierfs/swapin.h"
 
 /*
@@ -140,6 +142,21 @@ static void loaders_stop(struct drain_loaders *l)
 	pthread_mutex_destroy(&l->lock);
 }
 
+/* How long a drain with no room waits before it looks again. */
+#define DRAIN_PAUSE_US 10000
+
+/*
+ * Pages a batch may bring back now: up to the reclaimer's high watermark,
+ * so the drain never allocates past the budget, and writers beside it keep
+ * the rest (they get ENOSPC, not a wait, while nothing is evicted).
+ */
+static uint64_t drain_room(struct data_space *ds)
+{
+	uint64_t high = atomic_load(&ds->budget.high_pages), used = pagepool_nr_in_use(ds->pool);
+
+	return used < high ? high - used : 0;
+}
+
 static uint64_t nr_stored(struct data_space *ds)
 {
 	struct backend_stats bs;
@@ -162,14 +179,25 @@ static int drain_pass(struct drain *d, swapin_load_fn *load, void *ctx)
 		int64_t n;
 
 		do {
-			uint64_t hits = 0;
+			uint64_t hits = 0, room = drain_room(d->ds);
 
 			if (atomic_load(&d->stop)) {
 				err = -EINTR;
 				break;
 			}
+			/* Writers took the room: wait, with no lock held, until it is back. */
+			if (!room) {
+				atomic_fetch_add(&d->nr_pauses, 1);
+				if (budget_update(d->ds, false))
+					reclaim_kick(d->ds);
+				usleep(DRAIN_PAUSE_US);
+				n = 1;
+				continue;
+			}
 			pthread_rwlock_wrlock(&inode->lock);
-			n = swapin_drain(d->ds, inode, &from, DRAIN_BATCH, &hits, load, ctx);
+			if (room > DRAIN_BATCH)
+				room = DRAIN_BATCH;
+			n = swapin_drain(d->ds, inode, &from, room, &hits, load, ctx);
 			pthread_rwlock_unlock(&inode->lock);
 			if (n < 0)
 				err = (int)n;
@@ -212,10 +240,11 @@ static void *drain_thread(void *arg)
 	d->state = state;
 	d->end_ns = clock_now_ns();
 	log_msg(state == DRAIN_DONE ? LOG_INFO : LOG_WARNING,
-		"drain %s after %llu of %llu pages in %llu ms%s%s", drain_state_name(state),
-		(unsigned long long)atomic_load(&d->nr_done), (unsigned long long)d->nr_total,
-		(unsigned long long)((d->end_ns - d->start_ns) / 1000000), d->error[0] ? ": " : "",
-		d->error);
+		"drain %s after %llu of %llu pages in %llu ms, paused %llu times%s%s",
+		drain_state_name(state), (unsigned long long)atomic_load(&d->nr_done),
+		(unsigned long long)d->nr_total,
+		(unsigned long long)((d->end_ns - d->start_ns) / 1000000),
+		(unsigned long long)atomic_load(&d->nr_pauses), d->error[0] ? ": " : "", d->error);
 	pthread_mutex_unlock(&d->lock);
 	return NULL;
 }
@@ -241,19 +270,21 @@ int drain_start(struct drain *d, char *msg, size_t size)
 	}
 	stored = nr_stored(ds);
 	need = stored + pagepool_nr_in_use(ds->pool);
-	if (need > ds->budget.mem_pages) {
+	/* The drain fills the budget up to the high watermark (drain_room). */
+	if (need > ds->budget.high_pages) {
 		pthread_mutex_unlock(&d->lock);
 		snprintf(msg, size,
-			 "drain needs %" PRIu64 " MiB within the budget, which is %" PRIu64
+			 "drain needs %" PRIu64 " MiB within the budget, which holds %" PRIu64
 			 " MiB: raise it first (tierctl set MOUNT mem=SIZE)",
 			 (need * PAGE_SIZE + (1 << 20) - 1) >> 20,
-			 ((uint64_t)ds->budget.mem_pages * PAGE_SIZE) >> 20);
+			 ((uint64_t)ds->budget.high_pages * PAGE_SIZE) >> 20);
 		return -ENOSPC;
 	}
 	d->state = DRAIN_RUNNING;
 	d->nr_total = stored;
 	atomic_store(&d->nr_done, 0);
 	atomic_store(&d->nr_hits, 0);
+	atomic_store(&d->nr_pauses, 0);
 	atomic_store(&d->stop, false);
 	d->error[0] = '\0';
 	d->start_ns = clock_now_ns();

@@ -426,14 +426,17 @@ static uint64_t reclaim_run(struct data_space *ds, struct inode *held, struct lr
 	uint64_t store_room;
 	int stored;
 
-	if (atomic_load(&ds->is_draining))
-		return 0; /* bringing everything back: nothing leaves now */
 	pthread_mutex_lock(&r->batch_lock);
+	freed = finish_pending(ds, held);
+	/* Bringing everything back: stores begun before finish, nothing else leaves. */
+	if (atomic_load(&ds->is_draining)) {
+		pthread_mutex_unlock(&r->batch_lock);
+		return freed;
+	}
 	/* Room at the limit, less what other reclaimers are storing now. */
 	store_room = budget_store_room(ds);
 	if (store_room != UINT64_MAX)
 		store_room = store_room > r->nr_in_flight ? store_room - r->nr_in_flight : 0;
-	freed = finish_pending(ds, held);
 	for (unsigned int b = 0; b < nr_batches && !atomic_load(&ds->is_draining); b++) {
 		unsigned int room =
 			RECLAIM_MAX_PENDING - r->nr_pending - r->nr_in_flight - nr_store;
