@@ -26,9 +26,13 @@ struct ctl_server;
 #define CTL_NAME_PREFIX "tierfs/"
 /* A client has this long to send its line, and again to read the reply. */
 #define CTL_IO_TIMEOUT_MS 2000
-/* Connections open at once, and of one uid other than root and the owner's. */
+/*
+ * Connections open at once; of one uid other than root and the owner's;
+ * and kept for root and the owner, whatever the others hold.
+ */
 #define CTL_CONN_MAX 256
 #define CTL_CONN_PER_UID 16
+#define CTL_CONN_RESERVED 16
 /* Changes waiting for the one thread that applies them. */
 #define CTL_QUEUE_MAX 16
 /* How long ctl_request() waits for the whole exchange. */
@@ -38,9 +42,11 @@ struct ctl_server;
  * Serve requests for fs, the filesystem of device dev, on two threads of
  * its own: one polls every connection and answers reads, one applies
  * changes in turn.  A client gets CTL_IO_TIMEOUT_MS to send its line and
- * the same to take the reply; connections past CTL_CONN_MAX, or past
- * CTL_CONN_PER_UID for a uid other than root and the daemon's, are
- * closed at once.  Returns 0 or -errno.
+ * the same to take the reply; connections past CTL_CONN_MAX, or, for a
+ * uid other than root and the daemon's, past CTL_CONN_PER_UID of that uid
+ * or past all but CTL_CONN_RESERVED in all, are closed at once.  Only
+ * root's and the daemon's changes wait for the worker; the others' are
+ * refused at once.  Returns 0 or -errno.
  */
 int ctl_server_start(struct tierfs *fs, dev_t dev, struct ctl_server **out);
 

@@ -140,7 +140,11 @@ static void conn_dispatch(struct ctl_server *srv, struct ctl_conn *c, bool is_eo
 		goto ready;
 	}
 	*newline = '\0';
-	if (is_read_request(c->req)) {
+	/*
+	 * Others may change nothing: answered here (refused, or a read),
+	 * they never take a place in the queue that root's set needs.
+	 */
+	if (is_read_request(c->req) || is_capped(c->uid)) {
 		ctl_handle_counted(srv->fs, &srv->counters, c->req, c->uid, c->reply,
 				   CTL_REPLY_MAX);
 		goto ready;
@@ -196,7 +200,8 @@ static void accept_all(struct ctl_server *srv, uint64_t *paused_until)
 		struct ucred cred;
 		socklen_t cred_len = sizeof(cred);
 		struct ctl_conn *c;
-		unsigned int nr_same = 0;
+		unsigned int nr_same = 0, nr_capped = 0;
+		bool is_full;
 		int fd = accept4(srv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
@@ -207,19 +212,21 @@ static void accept_all(struct ctl_server *srv, uint64_t *paused_until)
 		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cred_len))
 			cred.uid = (uid_t)-1; /* unknown: may read, not change */
-		for (unsigned int i = 0; i < srv->nr_conns; i++)
+		for (unsigned int i = 0; i < srv->nr_conns; i++) {
 			nr_same += srv->conns[i]->uid == cred.uid;
-		if (srv->nr_conns == CTL_CONN_MAX ||
-		    (is_capped(cred.uid) && nr_same >= CTL_CONN_PER_UID)) {
-			atomic_fetch_add(srv->nr_conns == CTL_CONN_MAX ?
-						 &srv->counters.nr_refused_total :
-						 &srv->counters.nr_refused_uid,
+			nr_capped += is_capped(srv->conns[i]->uid);
+		}
+		/* Many uids (one user's subuids) fill all but the reserved slots at most. */
+		is_full = srv->nr_conns == CTL_CONN_MAX ||
+			  (is_capped(cred.uid) && nr_capped >= CTL_CONN_MAX - CTL_CONN_RESERVED);
+		if (is_full || (is_capped(cred.uid) && nr_same >= CTL_CONN_PER_UID)) {
+			atomic_fetch_add(is_full ? &srv->counters.nr_refused_total :
+						   &srv->counters.nr_refused_uid,
 					 1);
 			log_limited(&conn_log, LOG_NOTICE,
 				    "control: connection of uid %u refused: %s",
 				    (unsigned int)cred.uid,
-				    srv->nr_conns == CTL_CONN_MAX ? "too many in all" :
-								    "too many of that uid");
+				    is_full ? "too many in all" : "too many of that uid");
 			close(fd);
 			continue;
 		}

@@ -6,11 +6,14 @@
                       and answer every connection with an impostor's text
   trickle MNT         one byte a second to the daemon of MNT, forever
   idle MNT N          N connections to the daemon of MNT that send nothing
+  uids MNT UID N      as each of the N uids from UID on (a user's subuids),
+                      16 connections that send nothing (run as root)
 
 Each prints "ready" on stdout once set up, then runs until killed.
 """
 import os
 import selectors
+import signal
 import socket
 import sys
 import time
@@ -89,7 +92,7 @@ def trickle(mnt):
         time.sleep(1)
 
 
-def idle(mnt, n):
+def idle(mnt, n, is_ready=True):
     address = daemon_address(mnt)
     held = []
     for _ in range(n):
@@ -99,7 +102,8 @@ def idle(mnt, n):
             held.append(s)
         except OSError:
             s.close()
-    ready()
+    if is_ready:
+        ready()
     while True:
         # Whoever was cut off connects again, so the load stays.
         time.sleep(0.5)
@@ -118,6 +122,29 @@ def idle(mnt, n):
                     pass
 
 
+def uids(mnt, first, n):
+    children = []
+    for uid in range(first, first + n):
+        pid = os.fork()
+        if pid == 0:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            idle(mnt, 16, False)
+        children.append(pid)
+
+    def stop(*_):
+        for pid in children:
+            os.kill(pid, signal.SIGKILL)
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    time.sleep(1)
+    ready()
+    while True:
+        time.sleep(60)
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "squat":
@@ -126,5 +153,7 @@ if __name__ == "__main__":
         trickle(sys.argv[2])
     elif cmd == "idle":
         idle(sys.argv[2], int(sys.argv[3]))
+    elif cmd == "uids":
+        uids(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     else:
         sys.exit(__doc__)

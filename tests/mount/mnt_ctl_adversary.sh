@@ -4,7 +4,7 @@
 # The control channel against hostile users: a squatter (user nobody)
 # that binds the names first neither stops, delays nor impersonates the
 # daemon; a client trickling a byte a second and 200 idle ones delay no
-# tierctl call; SIGTERM and fusermount3 -u finish within 2 s beside a slow
+# tierctl call, nor do 20 uids with 16 idle connections each; SIGTERM and fusermount3 -u finish within 2 s beside a slow
 # client, and an immediate new mount gets its channel; a cgroup named with
 # a quote leaves stats --json valid; the root directory's uid= gives no
 # right to change settings; a stopped or killed daemon is "not answering".
@@ -145,6 +145,26 @@ if [ "${refused:-0}" -gt 0 ]; then
 else
 	fail "control.refused_uid" "> 0" "${refused:-none}"
 fi
+
+# 2b. 20 uids (one user's subuids) with 16 connections each: together
+# they may fill all but the slots kept for root and the owner, and their
+# changes never queue.
+stop_clients
+client uids "$mnt" 100000 20
+nr_ok=0
+for _ in 1 2 3 4 5; do
+	"$tierctl" stats "$mnt" >/dev/null 2>&1 && "$tierctl" set "$mnt" mem=48M >/dev/null 2>&1 &&
+		nr_ok=$((nr_ok + 1))
+	sleep 0.3
+done
+expect "stats and set beside 320 connections of 20 uids, of 5" 5 "$nr_ok"
+refused=$(stat_of refused_total)
+if [ "${refused:-0}" -gt 0 ]; then
+	ok "the others' connections past all but the reserved slots refused ($refused)"
+else
+	fail "control.refused_total" "> 0" "${refused:-none}"
+fi
+stop_clients
 
 # 3. Tenant paths with a quote, and one that tries to add keys.
 "$tierctl" set "$mnt" 'cgroup=/rel"q' mem=1M >/dev/null
