@@ -765,9 +765,6 @@ check_transport() {
 			fail "$n: footprint counts the ring" ">= ring + 8 MiB" \
 				"footprint ${foot:-none}, ring ${ring:-none}"
 		fi
-		# libfuse 3.14 drops it from the reply; the bridge puts it back.
-		flags=$(printf '%s' "$json" | sed -n 's/.*"init_flags":\([0-9]*\).*/\1/p')
-		expect "$n: INIT's reply grants FUSE_PARALLEL_DIROPS" 1 $((${flags:-0} >> 18 & 1))
 		[ $t = uring ] && check_ring_poll "$n"
 		end_mnt "$n"
 	done
