@@ -450,16 +450,17 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 				return fail("invalid backend= value '%s': want %sredis://HOST:PORT"
 					    "[,HOST:PORT...][+file:PATH]",
 					    val, plus ? "zpool+" : "");
-			if (spill && spill[5] && spill[5] != '/')
-				return fail("invalid backend= value '%s': the swap file's path %s is "
-					    "not absolute",
-					    val, spill + 5);
 			if (spill && (strncmp(spill, "file:", 5) || !spill[5] ||
 				      strlen(spill + 5) >= sizeof(o->spill_path)))
 				return fail("invalid backend= value '%s': after redis://HOST:PORT "
 					    "comes +file:PATH, the swap file for what redis turns "
 					    "away",
 					    val);
+			if (spill && spill[5] != '/')
+				return fail(
+					"invalid backend= value '%s': the swap file's path %s is "
+					"not absolute",
+					val, spill + 5);
 			memcpy(o->swap_path, last + 6, len);
 			o->swap_path[len] = '\0';
 			if (spill)
