@@ -33,13 +33,14 @@ trap 'exit 1' HUP INT TERM
 ok() { nr_passed=$((nr_passed + 1)); echo "ok - $1"; }
 fail() { nr_failed=$((nr_failed + 1)); echo "FAIL - $1: expected $2, got $3"; }
 
-# built_in CASE OPTIONS: whether this build has the backend= and compressor=
-# that the mount options OPTIONS name; if not, CASE is skipped with a line
-# saying why.  meson lists what is built in TIERFS_BACKENDS_BUILT and
-# TIERFS_COMPRESSORS_BUILT; run by hand, tierfs --help says.
+# built_in CASE OPTIONS: whether this build has the backend= (each tier of a
+# chain) and compressor= that the mount options OPTIONS name; if not, CASE
+# is skipped with a line saying why.  meson lists what is built in
+# TIERFS_BACKENDS_BUILT and TIERFS_COMPRESSORS_BUILT; run by hand, tierfs
+# --help says.
 built_in() {
 	for built_opt in $(printf '%s\n' "$2" | tr , '\n' |
-		sed -n 's/^\(backend\|compressor\)=\([^:]*\).*/\1=\2/p'); do
+		sed -n 's/^\(backend\|compressor\)=\([^:]*\).*/\1=\2/p' | sed 's/+/\nbackend=/g'); do
 		case $built_opt in
 		backend=none) continue ;;
 		backend=*) built_list=${TIERFS_BACKENDS_BUILT-} ;;
@@ -108,6 +109,28 @@ require_memcg_limits() {
 }
 
 in_cg() { sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$cg" "$@"; }
+
+# mount_in_cg NAME LIMIT_BYTES OPTIONS [DAEMON]: a fresh cgroup "$cg" of that
+# limit, and the daemon (DAEMON, else $tierfs) started in it with its
+# warnings dropped; fails, and the case is skipped, if the build left out
+# the backend.
+mount_in_cg() {
+	built_in "$1" "$3" || return
+	mkdir "$cg" && echo "$2" >"$cg/memory.limit_in_bytes" || {
+		fail "$1: cgroup" "created" "an error"
+		return 1
+	}
+	in_cg "${4:-$tierfs}" "$mnt" -o "$3" 2>/dev/null && return
+	fail "$1: mount -o $3" "status 0" "a failure"
+	rmdir "$cg"
+	return 1
+}
+
+# check_no_oom NAME: the OOM killer has not been in "$cg".
+check_no_oom() {
+	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
+	[ "${kills:-0}" -eq 0 ] && ok "$1: no OOM kill" || fail "$1: OOM kills" 0 "$kills"
+}
 
 unmount_cg() {
 	fusermount3 -u "$mnt"

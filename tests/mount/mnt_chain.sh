@@ -49,15 +49,8 @@ check_all_exact() {
 }
 
 check_cgroup() {
-	mkdir "$cg" && echo $((limit_mb << 20)) >"$cg/memory.limit_in_bytes" || {
-		fail "cgroup" "created" "an error"
+	mount_in_cg chain $((limit_mb << 20)) "size=2G,backend=zpool+file:$work/swap,swapsize=1G" ||
 		return
-	}
-	if ! in_cg "$tierfs" "$mnt" -o "size=2G,backend=zpool+file:$work/swap,swapsize=1G" 2>/dev/null; then
-		fail "mount" "status 0" "a failure"
-		rmdir "$cg"
-		return
-	fi
 	name=$("$tierctl" stats "$mnt" --json |
 		python3 -c 'import json, sys; print(json.load(sys.stdin)["backend"]["name"])')
 	[ "$name" = zpool+file ] && ok "backend.name zpool+file" || fail "backend.name" zpool+file "$name"
@@ -146,8 +139,7 @@ check_cgroup() {
 		n=$(tier_of $k stored_pages)
 		[ "$n" -eq 0 ] && ok "rm: tier $k empty" || fail "rm: tier $k stored_pages" 0 "$n"
 	done
-	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
-	[ "${kills:-0}" -eq 0 ] && ok "no OOM kill" || fail "OOM kills" 0 "$kills"
+	check_no_oom chain
 	unmount_cg
 }
 

@@ -30,27 +30,6 @@ src=$work/src
 head -c $((400 << 20)) /dev/urandom >"$src"
 
 
-# mount_in_cg NAME LIMIT_BYTES OPTIONS: a fresh cgroup of that limit, and
-# the daemon started in it (its warnings dropped); fails, and the case is
-# skipped, if the build left out the backend.
-mount_in_cg() {
-	built_in "$1" "$3" || return
-	mkdir "$cg" && echo "$2" >"$cg/memory.limit_in_bytes" || {
-		fail "$1: cgroup" "created" "an error"
-		return 1
-	}
-	in_cg "$tierfs" "$mnt" -o "$3" 2>/dev/null && return
-	fail "$1: mount -o $3" "status 0" "a failure"
-	rmdir "$cg"
-	return 1
-}
-
-check_no_oom() {
-	kills=$(sed -n 's/^oom_kill //p' "$cg/memory.oom_control")
-	[ "${kills:-0}" -eq 0 ] && ok "$1: no OOM kill" || fail "$1: OOM kills" 0 "$kills"
-}
-
-
 check_backend() {
 	name=$1
 	opts=$2
