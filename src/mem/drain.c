@@ -17,7 +17,6 @@
 #include "tierfs/log.h"
 #include "tierfs/ns.h"
 #include "tierfs/pagepool.h"
-#include "tierfs/reclaim.h"
 #include "tierfs/swapin.h"
 
 /*
@@ -188,8 +187,6 @@ static int drain_pass(struct drain *d, swapin_load_fn *load, void *ctx)
 			/* Writers took the room: wait, with no lock held, until it is back. */
 			if (!room) {
 				atomic_fetch_add(&d->nr_pauses, 1);
-				if (budget_update(d->ds, false))
-					reclaim_kick(d->ds);
 				usleep(DRAIN_PAUSE_US);
 				n = 1;
 				continue;
