@@ -170,9 +170,11 @@ uint64_t budget_store_room(struct data_space *ds);
 
 /*
  * Pages that can still be written: the smaller of what size= and the
- * capacity leave (what df shows); UINT64_MAX when neither bounds.
+ * capacity leave (what df shows); UINT64_MAX when neither bounds.  In
+ * *nr_used (unless NULL) the present pages it was taken against, so that
+ * the two add up to df's size.
  */
-uint64_t budget_nr_free_pages(struct data_space *ds);
+uint64_t budget_nr_free_pages(struct data_space *ds, uint64_t *nr_used);
 
 /*
  * Recompute the resident budget and the watermarks from the caps and the

@@ -247,7 +247,7 @@ bool tierfs_capacity_short(struct tierfs *fs, char *msg, size_t size)
 
 	if (budget_update(&fs->data, true))
 		reclaim_kick(&fs->data);
-	free_pages = budget_nr_free_pages(&fs->data);
+	free_pages = budget_nr_free_pages(&fs->data, NULL);
 	pages = atomic_load(&fs->data.nr_pages);
 	/* size= full already is size='s doing, not the capacity's. */
 	if (!max || pages >= max || free_pages >= max - pages)

@@ -120,7 +120,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	struct pagepool_stats ps;
 	struct budget_footprint fp;
 	struct backend_stats bs;
-	uint64_t nr_free;
+	uint64_t nr_free, nr_used;
 	int n = 0;
 
 	/* Strings outlive the call: render() runs after it returns. */
@@ -134,8 +134,8 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 #define STR(g, k, s) \
 	(assert(n < NR_STAT_ITEMS), it[n++] = (struct stat_item){ g, k, 0, UNIT_STRING, s })
 	ITEM(NULL, "size_bytes", ds->max_pages * PAGE_SIZE, UNIT_BYTES);
-	ITEM(NULL, "data_bytes", atomic_load(&ds->nr_pages) * PAGE_SIZE, UNIT_BYTES);
-	nr_free = budget_nr_free_pages(ds);
+	nr_free = budget_nr_free_pages(ds, &nr_used);
+	ITEM(NULL, "data_bytes", nr_used * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "free_bytes", nr_free == UINT64_MAX ? 0 : nr_free * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "fallocated_bytes", atomic_load(&ds->nr_unwritten) * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "mem_budget_bytes", ds->budget.mem_pages * PAGE_SIZE, UNIT_BYTES);

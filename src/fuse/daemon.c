@@ -299,7 +299,7 @@ static int remount(int argc, char **argv, const struct tierfs_options *opts)
 static void log_mounted(struct tierfs *fs, const char *mnt)
 {
 	struct data_space *ds = &fs->data;
-	uint64_t nr_free = budget_nr_free_pages(ds);
+	uint64_t nr_free = budget_nr_free_pages(ds, NULL);
 	char free_text[32] = "no bound on what", spec[2 * PATH_MAX + 32];
 
 	if (nr_free != UINT64_MAX)

@@ -397,14 +397,13 @@ void fs_op_readlink(fuse_req_t req, fuse_ino_t ino)
 void fs_op_statfs(fuse_req_t req, fuse_ino_t ino)
 {
 	struct tierfs *fs = fs_of(req);
-	uint64_t used = atomic_load(&fs->data.nr_pages), nr_free;
-	uint64_t max_inodes = atomic_load(&fs->ns.max_inodes);
+	uint64_t max_inodes = atomic_load(&fs->ns.max_inodes), used, nr_free;
 	struct statvfs st;
 
 	(void)ino;
 	if (budget_update(&fs->data, false))
 		reclaim_kick(&fs->data);
-	nr_free = budget_nr_free_pages(&fs->data);
+	nr_free = budget_nr_free_pages(&fs->data, &used);
 	memset(&st, 0, sizeof(st));
 	st.f_bsize = PAGE_SIZE;
 	st.f_frsize = PAGE_SIZE;

@@ -536,9 +536,8 @@ void budget_add_meta(struct data_space *ds, int64_t delta)
 }
 
 /* Weighted pages in use: data pages one each, the rest at the filled weight. */
-static uint64_t used_x1024(struct data_space *ds, uint64_t nr_more_filled)
+static uint64_t used_x1024(struct data_space *ds, uint64_t pages, uint64_t nr_more_filled)
 {
-	uint64_t pages = atomic_load(&ds->nr_pages);
 	uint64_t filled = atomic_load(&ds->nr_filled) + nr_more_filled;
 
 	if (filled > pages)
@@ -550,7 +549,7 @@ bool budget_fits(struct data_space *ds, uint64_t nr_more_filled)
 {
 	uint64_t cap = atomic_load(&ds->budget.capacity_x1024);
 
-	return !cap || used_x1024(ds, nr_more_filled) <= cap;
+	return !cap || used_x1024(ds, atomic_load(&ds->nr_pages), nr_more_filled) <= cap;
 }
 
 uint64_t budget_store_room(struct data_space *ds)
@@ -565,16 +564,22 @@ uint64_t budget_store_room(struct data_space *ds)
 	return full > bs.stored_pages ? full - bs.stored_pages : 0;
 }
 
-uint64_t budget_nr_free_pages(struct data_space *ds)
+uint64_t budget_nr_free_pages(struct data_space *ds, uint64_t *nr_used)
 {
 	uint64_t cap = atomic_load(&ds->budget.capacity_x1024), pages = atomic_load(&ds->nr_pages);
 	uint64_t max = atomic_load(&ds->max_pages), nr_free = UINT64_MAX, used;
 
+	/*
+	 * One load of each: pages freed between two (a release landing) made
+	 * df's size, used plus free, pass size=; a remount may change
+	 * max_pages.
+	 */
+	if (nr_used)
+		*nr_used = pages;
 	if (cap) {
-		used = used_x1024(ds, 0);
+		used = used_x1024(ds, pages, 0);
 		nr_free = used < cap ? (cap - used) / 1024 : 0;
 	}
-	/* One load: a remount may change max_pages between two. */
 	if (max && (pages >= max || max - pages < nr_free))
 		nr_free = pages < max ? max - pages : 0;
 	return nr_free;

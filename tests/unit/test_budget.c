@@ -44,15 +44,15 @@ static void test_slots_bound(void)
 	if (!space_new(&ds, space_ramdisk(NR_SLOTS), MEM_PAGES))
 		return;
 	file_init(&f);
-	want = budget_nr_free_pages(&ds);
+	want = budget_nr_free_pages(&ds, NULL);
 	CHECK_EQ(MEM_PAGES + NR_SLOTS, want);
 	got = fill(&ds, &f, 0, &last);
 	CHECK_EQ(-ENOSPC, last);
 	/* A store-time ENOSPC may come a batch early: never later. */
 	CHECK(got <= want && got + 32 >= want);
-	CHECK_EQ(0, budget_nr_free_pages(&ds) > 32);
+	CHECK_EQ(0, budget_nr_free_pages(&ds, NULL) > 32);
 	file_destroy(&ds, &f);
-	CHECK_EQ(want, budget_nr_free_pages(&ds));
+	CHECK_EQ(want, budget_nr_free_pages(&ds, NULL));
 	space_destroy(&ds);
 }
 
@@ -68,10 +68,10 @@ static void test_size_bound(void)
 		return;
 	ds.max_pages = 100;
 	file_init(&f);
-	CHECK_EQ(100, budget_nr_free_pages(&ds));
+	CHECK_EQ(100, budget_nr_free_pages(&ds, NULL));
 	CHECK_EQ(100, fill(&ds, &f, 0, &last));
 	CHECK_EQ(-ENOSPC, last);
-	CHECK_EQ(0, budget_nr_free_pages(&ds));
+	CHECK_EQ(0, budget_nr_free_pages(&ds, NULL));
 	file_destroy(&ds, &f);
 	ds.max_pages = 0;
 	space_destroy(&ds);
@@ -91,11 +91,11 @@ static void test_fallocate_reserves(void)
 		return;
 	file_init(&r);
 	file_init(&f);
-	before = budget_nr_free_pages(&ds);
+	before = budget_nr_free_pages(&ds, NULL);
 	pthread_rwlock_wrlock(&r.lock);
 	CHECK_EQ(0, data_allocate(&ds, &r, 0, 64 * P));
 	pthread_rwlock_unlock(&r.lock);
-	CHECK_EQ(before - 64, budget_nr_free_pages(&ds));
+	CHECK_EQ(before - 64, budget_nr_free_pages(&ds, NULL));
 	CHECK_EQ(64, atomic_load(&ds.nr_unwritten));
 	/* More than is left: refused whole. */
 	pthread_rwlock_wrlock(&r.lock);
@@ -112,7 +112,7 @@ static void test_fallocate_reserves(void)
 	CHECK_EQ(0, atomic_load(&ds.nr_unwritten));
 	file_destroy(&ds, &r);
 	file_destroy(&ds, &f);
-	CHECK_EQ(before, budget_nr_free_pages(&ds));
+	CHECK_EQ(before, budget_nr_free_pages(&ds, NULL));
 	space_destroy(&ds);
 }
 
@@ -158,8 +158,8 @@ static void test_memory_bound(void)
 	if (!space_new(&ds, space_ramdisk(1 << 20), MEM_PAGES))
 		return;
 	budget_set_env_limit(&ds, 64ULL << 20);
-	CHECK(budget_nr_free_pages(&ds) < (64ULL << 20) / P);
-	CHECK(budget_nr_free_pages(&ds) > (16ULL << 20) / P);
+	CHECK(budget_nr_free_pages(&ds, NULL) < (64ULL << 20) / P);
+	CHECK(budget_nr_free_pages(&ds, NULL) > (16ULL << 20) / P);
 	CHECK(atomic_load(&ds.budget.filled_weight) >= 1024);
 	budget_set_env_limit(&ds, 0);
 	space_destroy(&ds);
@@ -181,7 +181,7 @@ static void test_meta_bound(void)
 	if (!space_new(&ds, space_ramdisk(1 << 20), MEM_PAGES))
 		return;
 	CHECK_EQ(0, budget_set(&ds, 0, limit));
-	nr_free = budget_nr_free_pages(&ds);
+	nr_free = budget_nr_free_pages(&ds, NULL);
 	while (charged < limit && !budget_charge_meta(&ds, piece, &has_shrunk))
 		charged += piece;
 	printf("meta: %llu KiB taken under a %llu MiB limit\n", (unsigned long long)charged >> 10,
@@ -190,7 +190,7 @@ static void test_meta_bound(void)
 	CHECK(charged <= limit - BUDGET_HEADROOM - (limit >> BUDGET_HEADROOM_SHIFT));
 	CHECK(charged >= (limit - BUDGET_HEADROOM - (limit >> BUDGET_HEADROOM_SHIFT)) / 2);
 	CHECK_EQ(charged, atomic_load(&ds.budget.meta_bytes));
-	CHECK(budget_nr_free_pages(&ds) + (charged >> PAGE_SHIFT) / 2 <= nr_free);
+	CHECK(budget_nr_free_pages(&ds, NULL) + (charged >> PAGE_SHIFT) / 2 <= nr_free);
 	/* Refused again at once, and after a recomputation, which takes no charge in. */
 	CHECK_EQ(-ENOSPC, budget_charge_meta(&ds, piece, &has_shrunk));
 	nanosleep(&(struct timespec){ 0, 20 * 1000 * 1000 }, NULL);
