@@ -1012,9 +1012,11 @@ check_dirty_bound() {
 	expect "$n: stats' dirty_max_bytes is an eighth of the budget" $((32 << 20)) \
 		"$(stat_of "$mnt" dirty_max_bytes)"
 	expect "$n: the bdi's strict_limit" 1 "$(cat "$bdi/strict_limit")"
-	# The kernel keeps max_bytes as a ratio: equal to within 0.1 %.
+	# The kernel keeps max_bytes as a ratio of the global dirty threshold,
+	# which moves with free memory between the write and this read: equal
+	# to within 1 % (0.16 % off was seen over the ring).
 	got=$(cat "$bdi/max_bytes")
-	if [ $(((got - (32 << 20)) * 1000 / (32 << 20))) = 0 ]; then
+	if [ $(((got - (32 << 20)) * 100 / (32 << 20))) = 0 ]; then
 		ok "$n: the bdi's max_bytes is the bound"
 	else
 		fail "$n: the bdi's max_bytes is the bound" $((32 << 20)) "$got"
