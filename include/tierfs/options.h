@@ -29,6 +29,13 @@ enum transport_mode {
 	TRANSPORT_CLASSIC, /* read(2)/writev(2) on /dev/fuse */
 };
 
+/* When a read or a readdir updates atime: the mount's atime flags. */
+enum atime_mode {
+	ATIME_RELATIME, /* once after a change, or daily: the kernel's default */
+	ATIME_STRICT,	/* strictatime: every access */
+	ATIME_NONE,	/* noatime */
+};
+
 struct tierfs_options {
 	uint64_t size;	    /* bytes of file data; 0 = unlimited */
 	uint64_t nr_inodes; /* 0 = unlimited */
@@ -37,6 +44,8 @@ struct tierfs_options {
 	gid_t gid;
 	enum cache_mode cache;
 	enum transport_mode transport;
+	enum atime_mode atime;
+	bool is_nodiratime;	   /* nodiratime: readdir leaves a directory's atime */
 	unsigned int ring_poll_us; /* ring_poll=: the ring's threads poll this long; 0 off */
 	bool is_ring_poll_given;   /* ring_poll= was given: refused with transport=classic */
 	uint64_t mem;		   /* resident budget, bytes; 0 = from the machine */
@@ -146,11 +155,13 @@ int options_join_lists(int argc, char **argv, char *out, size_t len);
  * options the mount runs with.  The values of size=, nr_inodes=, mem=,
  * memlimit= and readahead= that differ from cur go to set as "KEY=VALUE"
  * pairs, space-separated, as given (for tierctl set's checks); any other
- * tierfs option must repeat its value in force.  Returns 0, or -EINVAL
- * with err naming the option that is wrong or cannot change.
+ * tierfs option must repeat its value in force.  *atime and *is_nodiratime
+ * are what the atime flags make of cur's.  Returns 0, or -EINVAL with err
+ * naming the option that is wrong or cannot change.
  */
 int options_remount(const struct tierfs_options *cur, const char *list, uint64_t ram, char *set,
-		    size_t set_len, char *err, size_t err_len);
+		    size_t set_len, enum atime_mode *atime, bool *is_nodiratime, char *err,
+		    size_t err_len);
 
 /*
  * The mount(2) flags of a remount: st_flags (statvfs's f_flag of the mount)

@@ -76,8 +76,10 @@ struct tierfs {
 	struct drain drain;
 	struct memcg_watch memcg;
 	struct tenants tenants;
-	bool is_cgroup_budget;	 /* no mem= or memlimit=: the cgroup's limit alone */
-	uint64_t fallback_limit; /* a RAM pool's bound with no cgroup limit */
+	bool is_cgroup_budget;	       /* no mem= or memlimit=: the cgroup's limit alone */
+	uint64_t fallback_limit;       /* a RAM pool's bound with no cgroup limit */
+	_Atomic enum atime_mode atime; /* opts.atime, then each remount's */
+	atomic_bool is_nodiratime;     /* opts.is_nodiratime, then each remount's */
 };
 
 /*

@@ -183,6 +183,8 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 
 	memset(fs, 0, sizeof(*fs));
 	fs->opts = *opts;
+	atomic_init(&fs->atime, opts->atime);
+	atomic_init(&fs->is_nodiratime, opts->is_nodiratime);
 	fs->timeout = 86400.0;
 	max_pages = (opts->size + PAGE_SIZE - 1) >> PAGE_SHIFT;
 	/*

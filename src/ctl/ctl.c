@@ -263,14 +263,26 @@ static int handle_remount(struct tierfs *fs, const char *list, char *buf, size_t
 {
 	uint64_t ram = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE);
 	char pairs[CTL_REQUEST_MAX], msg[256];
+	struct tierfs_options cur = fs->opts;
+	enum atime_mode atime;
+	bool is_nodiratime;
 	int ret;
 
-	ret = options_remount(&fs->opts, list, ram, pairs, sizeof(pairs), msg, sizeof(msg));
+	/* The atime flags in force are the last remount's. */
+	cur.atime = atomic_load(&fs->atime);
+	cur.is_nodiratime = atomic_load(&fs->is_nodiratime);
+	ret = options_remount(&cur, list, ram, pairs, sizeof(pairs), &atime, &is_nodiratime, msg,
+			      sizeof(msg));
 	if (ret) {
 		snprintf(buf, size, "error: remount: %s\n", msg);
 		return ret;
 	}
-	return handle_set(fs, "remount", pairs, buf, size);
+	ret = handle_set(fs, "remount", pairs, buf, size);
+	if (!ret) {
+		atomic_store(&fs->atime, atime);
+		atomic_store(&fs->is_nodiratime, is_nodiratime);
+	}
+	return ret;
 }
 
 static int handle_drain(struct tierfs *fs, const char *arg, char *buf, size_t size)

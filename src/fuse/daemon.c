@@ -295,6 +295,38 @@ static int remount(int argc, char **argv, const struct tierfs_options *opts)
 	return 0;
 }
 
+/*
+ * The mount's atime flags as the daemon keeps them: libfuse 3.14 passes
+ * neither relatime, strictatime nor nodiratime to mount(2).  Set before the
+ * mount serves (mount_setattr changes the mount alone and asks the
+ * filesystem nothing).
+ */
+static int set_atime_attr(const struct tierfs_options *opts, const char *mnt)
+{
+	static const uint64_t attr_of[] = {
+		[ATIME_RELATIME] = MOUNT_ATTR_RELATIME,
+		[ATIME_STRICT] = MOUNT_ATTR_STRICTATIME,
+		[ATIME_NONE] = MOUNT_ATTR_NOATIME,
+	};
+	struct mount_attr attr = {
+		.attr_set = attr_of[opts->atime],
+		.attr_clr = MOUNT_ATTR__ATIME | MOUNT_ATTR_NODIRATIME,
+	};
+	int err;
+
+	/* What libfuse did is right: leave it (a user's mount may not change it). */
+	if (opts->atime != ATIME_STRICT && !opts->is_nodiratime &&
+	    (opts->atime == ATIME_NONE) == !!strstr(opts->kernel_opts, "noatime"))
+		return 0;
+	if (opts->is_nodiratime)
+		attr.attr_set |= MOUNT_ATTR_NODIRATIME;
+	if (!mount_setattr(AT_FDCWD, mnt, 0, &attr, sizeof(attr)))
+		return 0;
+	err = errno;
+	fprintf(stderr, "tierfs: cannot set the atime flags of %s: %s\n", mnt, strerror(err));
+	return -err;
+}
+
 /* The mount and what bounds it, for the log. */
 static void log_mounted(struct tierfs *fs, const char *mnt)
 {
@@ -386,6 +418,9 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		ret = -EIO;
 		goto remove_handlers;
 	}
+	ret = set_atime_attr(&opts, mnt);
+	if (ret)
+		goto unmount;
 	ready_fd = daemon_detach(opts.foreground);
 	if (ready_fd < -1) {
 		fprintf(stderr, "tierfs: cannot go into the background: %s\n", strerror(-ready_fd));

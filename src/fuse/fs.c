@@ -128,6 +128,34 @@ void fs_touch(struct inode *inode, bool mtime, bool ctime)
 	pthread_rwlock_unlock(&inode->lock);
 }
 
+static bool is_after(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec > b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec > b->tv_nsec);
+}
+
+void fs_accessed(struct tierfs *fs, struct inode *inode)
+{
+	enum atime_mode mode = atomic_load(&fs->atime);
+	struct timespec ts;
+	bool is_due;
+
+	if (mode == ATIME_NONE || (inode->flags & FS_NOATIME_FL) ||
+	    (S_ISDIR(inode->mode) && atomic_load(&fs->is_nodiratime)))
+		return;
+	fs_now(&ts);
+	pthread_rwlock_rdlock(&inode->lock);
+	/* relatime: once after a change of data or attributes, and daily. */
+	is_due = mode == ATIME_STRICT || !is_after(&inode->atime, &inode->mtime) ||
+		 !is_after(&inode->atime, &inode->ctime) ||
+		 ts.tv_sec - inode->atime.tv_sec >= 24 * 3600;
+	pthread_rwlock_unlock(&inode->lock);
+	if (!is_due)
+		return;
+	pthread_rwlock_wrlock(&inode->lock);
+	inode->atime = ts;
+	pthread_rwlock_unlock(&inode->lock);
+}
+
 void fs_add_nlink(struct inode *inode, int delta)
 {
 	pthread_rwlock_wrlock(&inode->lock);

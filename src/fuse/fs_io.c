@@ -85,29 +85,6 @@ void fs_op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_err(req, 0);
 }
 
-/* relatime, as tmpfs mounts default to: at most daily, or once after a change. */
-static void update_atime(struct inode *inode)
-{
-	struct timespec ts;
-	bool is_due;
-
-	if (inode->flags & FS_NOATIME_FL)
-		return;
-	fs_now(&ts);
-	pthread_rwlock_rdlock(&inode->lock);
-	is_due = inode->atime.tv_sec < inode->mtime.tv_sec ||
-		 (inode->atime.tv_sec == inode->mtime.tv_sec &&
-		  inode->atime.tv_nsec <= inode->mtime.tv_nsec) ||
-		 inode->atime.tv_sec <= inode->ctime.tv_sec ||
-		 ts.tv_sec - inode->atime.tv_sec >= 24 * 3600;
-	pthread_rwlock_unlock(&inode->lock);
-	if (!is_due)
-		return;
-	pthread_rwlock_wrlock(&inode->lock);
-	inode->atime = ts;
-	pthread_rwlock_unlock(&inode->lock);
-}
-
 void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	struct tierfs *fs = fs_of(req);
@@ -120,7 +97,7 @@ void fs_op_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, struct f
 
 	if (size > (size_t)1 << 20)
 		size = (size_t)1 << 20;
-	update_atime(inode);
+	fs_accessed(fs, inode);
 	pthread_rwlock_rdlock(&inode->lock);
 	/* Without a backend nothing is ever swapped: skip the page map walk. */
 	is_swapped = fs->data.backend && data_has_swapped(inode, (uint64_t)off, size);

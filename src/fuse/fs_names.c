@@ -563,6 +563,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		off = (off_t)next;
 	}
 	pthread_rwlock_unlock(&fs->ns.lock);
+	fs_accessed(fs, dir);
 	fuse_reply_buf(req, buf, used);
 	free(buf);
 }

@@ -45,6 +45,9 @@ void fs_drop_if_unused(struct tierfs *fs, struct inode *inode);
 
 void fs_touch(struct inode *inode, bool mtime, bool ctime);
 
+/* A read or readdir of inode: update its atime as the mount's atime flags say. */
+void fs_accessed(struct tierfs *fs, struct inode *inode);
+
 /*
  * Change a link count; ns->lock held for writing.  A file that loses its
  * last name keeps its pages until fs_release_orphan.

@@ -102,6 +102,20 @@ static const char *const kernel_flags[] = {
 	NULL,
 };
 
+/* The atime flags in order, the last one winning, as a remount applies them. */
+static void set_atime(struct tierfs_options *o, const char *flag)
+{
+	if (!strcmp(flag, "noatime"))
+		o->atime = ATIME_NONE;
+	else if (!strcmp(flag, "strictatime") || !strcmp(flag, "norelatime"))
+		o->atime = ATIME_STRICT;
+	else if (!strcmp(flag, "atime") || !strcmp(flag, "relatime") ||
+		 !strcmp(flag, "nostrictatime"))
+		o->atime = ATIME_RELATIME;
+	else if (!strcmp(flag, "nodiratime") || !strcmp(flag, "diratime"))
+		o->is_nodiratime = !strcmp(flag, "nodiratime");
+}
+
 /* Flags for mount(8) itself (fstab), meaningless to tierfs: accepted and dropped. */
 static const char *const ignored_flags[] = {
 	"defaults", "auto",   "noauto",
@@ -541,7 +555,12 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 	} else if ((!strcmp(opt, "fsname") || !strcmp(opt, "subtype")) && val) {
 		return 0; /* tierfs names itself */
 	} else if (!val && is_in(kernel_flags, opt)) {
-		if (add_kernel_opt(o, opt))
+		/* libfuse 3.14 refuses these: the daemon sets them (daemon.c set_atime_attr). */
+		bool is_libfuse_flag = !strstr(opt, "relatime") && !strstr(opt, "strictatime") &&
+				       !strstr(opt, "diratime");
+
+		set_atime(o, opt);
+		if ((o->is_remount || is_libfuse_flag) && add_kernel_opt(o, opt))
 			return fail("too many mount options");
 	} else if ((!val && is_in(ignored_flags, opt)) || !strncmp(opt, "x-", 2) ||
 		   (!strcmp(opt, "comment") && val)) {
@@ -692,7 +711,8 @@ static bool live_differs(const char *key, const struct tierfs_options *a,
 }
 
 int options_remount(const struct tierfs_options *cur, const char *list, uint64_t ram, char *set,
-		    size_t set_len, char *err, size_t err_len)
+		    size_t set_len, enum atime_mode *atime, bool *is_nodiratime, char *err,
+		    size_t err_len)
 {
 	const char *vals[sizeof(live_keys) / sizeof(live_keys[0])] = { NULL };
 	struct tierfs_options o = *cur;
@@ -735,6 +755,8 @@ int options_remount(const struct tierfs_options *cur, const char *list, uint64_t
 					      n ? " " : "", live_keys[k], vals[k]);
 	if (n >= set_len)
 		ret = fail("too many options");
+	*atime = o.atime;
+	*is_nodiratime = o.is_nodiratime;
 free_copy:
 	free(copy);
 	return ret;

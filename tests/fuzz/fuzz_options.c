@@ -20,6 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *list = malloc(size + 1), *argv[5], set[1024], err[512], dflt[] = "size=1g";
 	struct tierfs_options o, cur;
+	enum atime_mode atime;
+	bool is_nodiratime;
 	uint64_t v;
 	int ret;
 
@@ -40,7 +42,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	argv[2] = dflt;
 	if (!options_parse(4, argv, RAM, &cur, err, sizeof(err))) {
 		err[0] = '\0';
-		ret = options_remount(&cur, list, RAM, set, sizeof(set), err, sizeof(err));
+		ret = options_remount(&cur, list, RAM, set, sizeof(set), &atime, &is_nodiratime,
+				      err, sizeof(err));
 		if (ret && !err[0])
 			abort();
 	}

@@ -465,6 +465,62 @@ check_remount() {
 	end_mnt "$n"
 }
 
+# atime_probe DIR: whether each of two reads of a new file (O_DIRECT, so
+# that they reach the daemon) and two listings of a new directory changed
+# its atime, as four digits.
+atime_probe() {
+	rm -rf "$1/a" "$1/ad"
+	echo x >"$1/a" && mkdir "$1/ad" || return
+	for what in a a ad ad; do
+		before=$(stat -c %X.%x "$1/$what")
+		sleep 0.02
+		if [ "$what" = a ]; then
+			dd if="$1/a" iflag=direct bs=4k count=1 of=/dev/null status=none
+		else
+			ls "$1/ad" >/dev/null
+		fi
+		[ "$(stat -c %X.%x "$1/$what")" = "$before" ]
+		printf %s $?
+	done
+}
+
+# 4d. The atime flags, at mount and by remount, against tmpfs with the same.
+check_atime() {
+	tmp="$work/tmpfs"
+	seen=
+	mkdir -p "$tmp"
+	for opts in relatime strictatime noatime strictatime,nodiratime; do
+		n="atime: $opts"
+		mount -t tmpfs -o "$opts" tmpfs "$tmp" || {
+			fail "$n" "tmpfs to mount" "no mount"
+			continue
+		}
+		want=$(atime_probe "$tmp")
+		seen="$seen $want"
+		umount "$tmp"
+		mount_new "$n" "$opts" || continue
+		expect "$n: reads and listings change atime as on tmpfs" "$want" \
+			"$(atime_probe "$mnt")"
+		end_mnt "$n"
+	done
+	# The probe tells the four apart: a probe that cannot fail would not.
+	expect "atime: what tmpfs does" " 1010 1111 0000 1100" "$seen"
+
+	n="atime: remount"
+	mount_new "$n" noatime || return
+	expect "$n: noatime" "0000" "$(atime_probe "$mnt")"
+	remount_run "$n: to strictatime" 0 "" remount,strictatime
+	case ",$(mount_opts "$mnt")," in
+	*,noatime,* | *,relatime,*) fail "$n: flags" "neither noatime nor relatime" \
+		"'$(mount_opts "$mnt")'" ;;
+	*) ok "$n: neither noatime nor relatime in /proc/self/mounts" ;;
+	esac
+	expect "$n: strictatime" "1111" "$(atime_probe "$mnt")"
+	remount_run "$n: to relatime" 0 "" remount,relatime
+	expect "$n: relatime" "1010" "$(atime_probe "$mnt")"
+	end_mnt "$n"
+}
+
 # 5. mode=, uid=, gid= set the root directory.
 check_root_owner() {
 	n="mode=0700,uid=1234,gid=5678"
@@ -1084,6 +1140,7 @@ check_unlimited
 check_bad_options
 check_mem_values
 check_remount
+check_atime
 check_root_owner
 check_defaults
 check_mount_helper

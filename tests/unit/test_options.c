@@ -614,8 +614,8 @@ static void test_suffixes_named(void)
 
 static void test_kernel_flags(void)
 {
-	static const char *const passed[] = { "ro",	"noatime", "nosuid",  "nodev",
-					      "noexec", "sync",	   "dirsync", "relatime" };
+	static const char *const passed[] = { "ro",	"noatime", "nosuid", "nodev",
+					      "noexec", "sync",	   "dirsync" };
 	static const char *const dropped[] = { "defaults", "noauto",	"nofail",
 					       "_netdev",  "x-foo=bar", "x-systemd.automount",
 					       "auto",	   "user",	"users",
@@ -654,6 +654,50 @@ static void test_kernel_flags(void)
 	CHECK(!has_opt(o.kernel_opts, "defaults"));
 	CHECK(!strstr(o.kernel_opts, "x-a"));
 	CHECK_EQ(1ULL << 20, o.size);
+}
+
+/* libfuse 3.14 refuses relatime and strictatime: tierfs keeps them for itself. */
+static void test_atime_flags(void)
+{
+	static const struct {
+		const char *list;
+		enum atime_mode atime;
+		bool is_nodiratime;
+	} cases[] = {
+		{ "size=1m", ATIME_RELATIME, false },
+		{ "strictatime", ATIME_STRICT, false },
+		{ "norelatime,nodiratime", ATIME_STRICT, true },
+		{ "noatime,relatime", ATIME_RELATIME, false },
+		{ "relatime,noatime", ATIME_NONE, false },
+		{ "noatime,atime", ATIME_RELATIME, false },
+		{ "strictatime,nostrictatime", ATIME_RELATIME, false },
+		{ "nodiratime,diratime,relatime", ATIME_RELATIME, false },
+	};
+	char *argv[] = { "tierfs", "-o", NULL, "/mnt", NULL };
+	struct tierfs_options o;
+	enum atime_mode atime;
+	bool is_nodiratime;
+	char set[64], err[256];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		check_set_context("%s", cases[i].list);
+		argv[2] = (char *)cases[i].list;
+		CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+		CHECK_EQ(cases[i].atime, o.atime);
+		CHECK_EQ(cases[i].is_nodiratime, o.is_nodiratime);
+		CHECK(!strstr(o.kernel_opts, "relatime") && !strstr(o.kernel_opts, "strictatime"));
+	}
+	check_clear_context();
+	/* A remount starts from the flags in force and changes what it names. */
+	argv[2] = "noatime";
+	CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(0, options_remount(&o, "remount,noatime,strictatime,nodiratime", RAM, set,
+				    sizeof(set), &atime, &is_nodiratime, err, sizeof(err)));
+	CHECK_EQ(ATIME_STRICT, atime);
+	CHECK(is_nodiratime);
+	CHECK_EQ(0, options_remount(&o, "remount,rw", RAM, set, sizeof(set), &atime, &is_nodiratime,
+				    err, sizeof(err)));
+	CHECK_EQ(ATIME_NONE, atime);
 }
 
 static void test_positional_and_flags(void)
@@ -762,6 +806,8 @@ static void test_remount(void)
 	char *argv_fuse_keys[] = { "tierfs", "-o", "user_id=0", "/mnt", NULL };
 	struct tierfs_options cur, o;
 	char set[256], err[256];
+	enum atime_mode atime;
+	bool is_nodiratime;
 
 	if (!CHECK_EQ(0, options_parse(ARGC(argv_cur), argv_cur, RAM, &cur, err, sizeof(err))))
 		return;
@@ -770,7 +816,7 @@ static void test_remount(void)
 		check_set_context("remount \"%s\"", cases[i].list);
 		strcpy(set, "unset");
 		CHECK_EQ(cases[i].ret, options_remount(&cur, cases[i].list, RAM, set, sizeof(set),
-						       err, sizeof(err)));
+						       &atime, &is_nodiratime, err, sizeof(err)));
 		CHECK_STR(cases[i].out, cases[i].ret ? err : set);
 	}
 	check_clear_context();
@@ -787,21 +833,24 @@ static void test_remount(void)
 			 options_remount(&far,
 					 "remount,backend=zpool+redis://h:1\\,h:2+file:/var/tmp/x,"
 					 "size=1m",
-					 RAM, set, sizeof(set), err, sizeof(err)));
+					 RAM, set, sizeof(set), &atime, &is_nodiratime, err,
+					 sizeof(err)));
 		CHECK_STR("size=1m", set);
-		CHECK_EQ(-EINVAL, options_remount(&far, "remount,backend=zpool+redis://h:1\\,h:2",
-						  RAM, set, sizeof(set), err, sizeof(err)));
+		CHECK_EQ(-EINVAL,
+			 options_remount(&far, "remount,backend=zpool+redis://h:1\\,h:2", RAM, set,
+					 sizeof(set), &atime, &is_nodiratime, err, sizeof(err)));
 		CHECK_STR("backend= cannot change on a mounted tierfs", err);
-		CHECK_EQ(-EINVAL, options_remount(&far, "remount,backend=zpool+file://h:1\\,h:2",
-						  RAM, set, sizeof(set), err, sizeof(err)));
+		CHECK_EQ(-EINVAL,
+			 options_remount(&far, "remount,backend=zpool+file://h:1\\,h:2", RAM, set,
+					 sizeof(set), &atime, &is_nodiratime, err, sizeof(err)));
 		CHECK_STR("backend= cannot change on a mounted tierfs", err);
 	}
 
 	/* allow_other is one more option that cannot change. */
 	CHECK_EQ(0, options_parse(ARGC(argv_no_other), argv_no_other, RAM, &o, err, sizeof(err)));
 	o.allow_other = false;
-	CHECK_EQ(-EINVAL, options_remount(&o, "remount,allow_other", RAM, set, sizeof(set), err,
-					  sizeof(err)));
+	CHECK_EQ(-EINVAL, options_remount(&o, "remount,allow_other", RAM, set, sizeof(set), &atime,
+					  &is_nodiratime, err, sizeof(err)));
 	CHECK_STR("allow_other cannot change on a mounted tierfs", err);
 
 	/* The helper's side: a remount, its lists joined, no default flags. */
@@ -881,6 +930,7 @@ int main(void)
 	test_mem_values();
 	test_suffixes_named();
 	test_kernel_flags();
+	test_atime_flags();
 	test_positional_and_flags();
 	test_long_list();
 	test_remount();
