@@ -22,6 +22,8 @@
 #include "tierfs/tenant.h"
 
 /* Request counters; relaxed atomics, for the stats only. */
+struct fuse_session;
+
 struct fs_counters {
 	atomic_uint_fast64_t nr_reads, nr_writes;
 	atomic_uint_fast64_t bytes_read, bytes_written;
@@ -80,6 +82,7 @@ struct tierfs {
 	uint64_t fallback_limit;       /* a RAM pool's bound with no cgroup limit */
 	_Atomic enum atime_mode atime; /* opts.atime, then each remount's */
 	atomic_bool is_nodiratime;     /* opts.is_nodiratime, then each remount's */
+	struct fuse_session *se;       /* for notifications to the kernel; NULL: none */
 };
 
 /*

@@ -409,6 +409,7 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		ret = -EINVAL;
 		goto destroy_fs;
 	}
+	fs.se = se;
 	if (fuse_set_signal_handlers(se)) {
 		ret = -EIO;
 		goto destroy_session;

@@ -115,6 +115,12 @@ void fs_drop_if_unused(struct tierfs *fs, struct inode *inode)
 	ns_inode_drop_if_unused(&fs->ns, inode, data_release_unreachable, &fs->data);
 }
 
+void fs_inval_attr(struct tierfs *fs, fuse_ino_t ino)
+{
+	if (fs->se)
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, -1, 0);
+}
+
 void fs_touch(struct inode *inode, bool mtime, bool ctime)
 {
 	struct timespec ts;
@@ -314,7 +320,8 @@ void fs_op_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_attr(req, &st, fs->timeout);
 }
 
-static int setattr_locked(struct tierfs *fs, struct inode *inode, struct stat *attr, int to_set)
+static int setattr_locked(struct tierfs *fs, fuse_req_t req, struct inode *inode, struct stat *attr,
+			  int to_set)
 {
 	struct timespec ts;
 	int err;
@@ -372,7 +379,7 @@ static int setattr_locked(struct tierfs *fs, struct inode *inode, struct stat *a
 		inode->ctime = ts;
 	/* Under KILLPRIV_V2, for a chown, truncate, fallocate or copy: as after a write. */
 	if (suid_kill_asked() && !S_ISDIR(inode->mode))
-		suid_clear(inode);
+		suid_clear(req, inode);
 	return 0;
 }
 
@@ -386,7 +393,7 @@ void fs_op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set
 
 	(void)fi;
 	pthread_rwlock_wrlock(&inode->lock);
-	err = setattr_locked(fs, inode, attr, to_set);
+	err = setattr_locked(fs, req, inode, attr, to_set);
 	fs_fill_stat(inode, &st);
 	pthread_rwlock_unlock(&inode->lock);
 	if (err)
@@ -586,12 +593,14 @@ static uint32_t flags_of_xflags(uint32_t xflags)
 	       (xflags & FS_XFLAG_NOATIME ? FS_NOATIME_FL : 0);
 }
 
-static void set_flags(fuse_req_t req, struct inode *inode, uint32_t flags)
+static void set_flags(fuse_req_t req, fuse_ino_t ino, struct inode *inode, uint32_t flags)
 {
 	pthread_rwlock_wrlock(&inode->lock);
 	inode->flags = flags;
 	fs_now(&inode->ctime);
 	pthread_rwlock_unlock(&inode->lock);
+	/* The kernel asks no attributes after an ioctl: its ctime is stale. */
+	fs_inval_attr(fs_of(req), ino);
 	fuse_reply_ioctl(req, 0, NULL, 0);
 }
 
@@ -630,7 +639,7 @@ void fs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 			fuse_reply_err(req, EOPNOTSUPP);
 			return;
 		}
-		set_flags(req, inode, value);
+		set_flags(req, ino, inode, value);
 		return;
 	case FS_IOC_FSGETXATTR:
 		if (out_bufsz < sizeof(fsx))
@@ -651,7 +660,7 @@ void fs_op_ioctl(fuse_req_t req, fuse_ino_t ino, unsigned int cmd, void *arg,
 			fuse_reply_err(req, EOPNOTSUPP);
 			return;
 		}
-		set_flags(req, inode, value);
+		set_flags(req, ino, inode, value);
 		return;
 	default:
 		fuse_reply_err(req, ENOTTY);

@@ -44,7 +44,7 @@ void fs_op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fs_now(&inode->mtime);
 		inode->ctime = inode->mtime;
 		if (suid_kill_asked())
-			suid_clear(inode);
+			suid_clear(req, inode);
 	}
 	pthread_rwlock_unlock(&inode->lock);
 	if (err) {
@@ -196,6 +196,7 @@ void fs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, o
 	struct iovec iov[WRITE_MAX_IOV];
 	void *bounce = NULL;
 	int nr_iov = write_iov(bufv, iov, &bounce);
+	bool is_mode_changed = false;
 	ssize_t ret;
 
 	if (nr_iov < 0) {
@@ -211,10 +212,13 @@ void fs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, o
 		if (ret > 0) {
 			fs_now(&inode->mtime);
 			inode->ctime = inode->mtime;
-			suid_after_write(fs, req, inode);
+			is_mode_changed = suid_after_write(fs, req, inode);
 		}
 	}
 	pthread_rwlock_unlock(&inode->lock);
+	/* The kernel keeps the mode after a direct write: tell it, before the reply. */
+	if (is_mode_changed)
+		fs_inval_attr(fs, ino);
 	free(bounce);
 	if (ret < 0) {
 		if (ret == -ENOSPC)
@@ -319,6 +323,7 @@ void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 {
 	struct tierfs *fs = fs_of(req);
 	struct inode *src = fs_inode_of(fs, ino_in), *dst = fs_inode_of(fs, ino_out);
+	bool is_mode_changed = false;
 	ssize_t ret;
 
 	(void)fi_in;
@@ -345,12 +350,14 @@ void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		if (ret > 0) {
 			fs_now(&dst->mtime);
 			dst->ctime = dst->mtime;
-			suid_after_write(fs, req, dst);
+			is_mode_changed = suid_after_write(fs, req, dst);
 		}
 	}
 	if (src != dst)
 		pthread_rwlock_unlock(&src->lock);
 	pthread_rwlock_unlock(&dst->lock);
+	if (is_mode_changed)
+		fs_inval_attr(fs, ino_out);
 	if (ret < 0)
 		fuse_reply_err(req, (int)-ret);
 	else

@@ -45,6 +45,13 @@ void fs_drop_if_unused(struct tierfs *fs, struct inode *inode);
 
 void fs_touch(struct inode *inode, bool mtime, bool ctime);
 
+/*
+ * Tell the kernel that its copy of node ino's attributes is stale, where
+ * no reply carries them (an ioctl, a direct write that cleared SUID).
+ * Send it before the reply, so that the caller's next stat sees it.
+ */
+void fs_inval_attr(struct tierfs *fs, fuse_ino_t ino);
+
 /* A read or readdir of inode: update its atime as the mount's atime flags say. */
 void fs_accessed(struct tierfs *fs, struct inode *inode);
 

@@ -58,16 +58,37 @@ bool suid_kill_asked(void)
 	return is_kill_asked;
 }
 
-void suid_clear(struct inode *inode)
+/*
+ * Whether req's caller is in group gid.  Its supplementary groups come from
+ * /proc: read only for an SGID file without S_IXGRP, which is rare.
+ */
+static bool is_in_group(fuse_req_t req, gid_t gid)
 {
-	if (inode->mode & S_ISUID)
-		inode->mode &= ~(mode_t)S_ISUID;
-	if ((inode->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-		inode->mode &= ~(mode_t)S_ISGID;
+	gid_t groups[64];
+	int n;
+
+	if (fuse_req_ctx(req)->gid == gid)
+		return true;
+	n = fuse_req_getgroups(req, 64, groups);
+	for (int i = 0; i < n && i < 64; i++)
+		if (groups[i] == gid)
+			return true;
+	return false;
 }
 
-void suid_after_write(struct tierfs *fs, fuse_req_t req, struct inode *inode)
+bool suid_clear(fuse_req_t req, struct inode *inode)
+{
+	mode_t mode = inode->mode;
+
+	inode->mode &= ~(mode_t)S_ISUID;
+	if ((inode->mode & S_ISGID) && ((inode->mode & S_IXGRP) || !is_in_group(req, inode->gid)))
+		inode->mode &= ~(mode_t)S_ISGID;
+	return inode->mode != mode;
+}
+
+bool suid_after_write(struct tierfs *fs, fuse_req_t req, struct inode *inode)
 {
 	if (suid_is_ours(fs) ? is_kill_asked : fuse_req_ctx(req)->uid != 0)
-		suid_clear(inode);
+		return suid_clear(req, inode);
+	return false;
 }

@@ -29,10 +29,18 @@ bool suid_is_ours(struct tierfs *fs);
  */
 bool suid_kill_asked(void);
 
-/* Clear SUID, and SGID where it means setgid (with S_IXGRP); inode->lock held. */
-void suid_clear(struct inode *inode);
+/*
+ * Clear SUID, and SGID where it means setgid (with S_IXGRP) or where req's
+ * caller is not in the file's group, as the VFS does; inode->lock held.
+ * Returns whether the mode changed.
+ */
+bool suid_clear(fuse_req_t req, struct inode *inode);
 
-/* After data was written to inode by req: clear what the writer may not keep. */
-void suid_after_write(struct tierfs *fs, fuse_req_t req, struct inode *inode);
+/*
+ * After data was written to inode by req: clear what the writer may not
+ * keep.  Returns whether the mode changed: the kernel's copy of it is then
+ * stale (fs_inval_attr).
+ */
+bool suid_after_write(struct tierfs *fs, fuse_req_t req, struct inode *inode);
 
 #endif

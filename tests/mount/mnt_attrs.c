@@ -17,6 +17,9 @@
 
 #include "harness.h"
 
+/* An O_DIRECT write's buffer: page-aligned. */
+static _Alignas(4096) char attr_direct_page[4096];
+
 /* Unprivileged identities; they need no entry in /etc/passwd. */
 #define ATTR_UID_A 1000
 #define ATTR_UID_B 1001
@@ -518,8 +521,8 @@ static int attr_times_64bit(void)
 static int attr_ctime_inode(void)
 {
 	struct attr_times t;
+	int fd, flags;
 	char c;
-	int fd;
 
 	T_CALL(attr_make_file("f", 0644, "data"));
 	T_OK(mkdir("d", 0755));
@@ -542,6 +545,13 @@ static int attr_ctime_inode(void)
 	T_CALL(attr_times_start(&t, "f"));
 	T_OK(removexattr("f", "user.k"));
 	T_CALL(attr_times_expect(&t, "removexattr", 1, 0));
+	/* No reply carries an ioctl's attributes: the kernel must be told. */
+	T_CALL(attr_times_start(&t, "f"));
+	T_OK(fd = open("f", O_RDONLY | O_CLOEXEC));
+	flags = FS_NODUMP_FL;
+	T_OK(ioctl(fd, FS_IOC_SETFLAGS, &flags));
+	T_OK(close(fd));
+	T_CALL(attr_times_expect(&t, "chattr", 1, 0));
 	T_CALL(attr_times_start(&t, "f"));
 	T_OK(link("f", "d/hard"));
 	T_CALL(attr_times_expect(&t, "link", 1, 0));
@@ -653,6 +663,52 @@ static int attr_suid_cleared_on_write(void)
 	T_OK(ftruncate(fd, 0));
 	T_OK(close(fd));
 	T_CALL(attr_expect_mode("by_root", S_IFREG | 06777));
+	return T_EXIT_PASS;
+}
+
+/*
+ * A writer outside the file's group also clears S_ISGID without g+x (the
+ * VFS's in_group_or_capable); one in a supplementary group keeps it.  An
+ * O_DIRECT write's clearing shows at once: no reply carries the mode.
+ */
+static int attr_sgid_cleared_outside_group(void)
+{
+	static const gid_t shared[] = { ATTR_GID_SHARED };
+	pid_t pid;
+	int fd;
+
+	T_CALL(attr_skip_unless_root());
+	T_CALL(attr_make_file("outside", 0644, "x"));
+	T_CALL(attr_make_file("supplementary", 0644, "x"));
+	T_CALL(attr_make_file("direct", 0644, "x"));
+	T_OK(chown("outside", ATTR_UID_A, ATTR_GID_SHARED));
+	T_OK(chown("supplementary", ATTR_UID_A, ATTR_GID_SHARED));
+	T_OK(chown("direct", ATTR_UID_A, ATTR_GID_SHARED));
+	T_OK(chmod("outside", 02666));
+	T_OK(chmod("supplementary", 02666));
+	T_OK(chmod("direct", 04666));
+	pid = harness_fork_as(ATTR_UID_B, ATTR_GID_B, 0, NULL);
+	if (pid == 0) {
+		T_OK(fd = open("outside", O_WRONLY | O_CLOEXEC));
+		T_EQ(write(fd, "y", 1), 1);
+		T_OK(close(fd));
+		T_CALL(attr_expect_mode("outside", S_IFREG | 0666));
+		T_OK(fd = open("direct", O_WRONLY | O_DIRECT | O_CLOEXEC));
+		T_EQ(pwrite(fd, attr_direct_page, 4096, 0), 4096);
+		T_OK(close(fd));
+		T_CALL(attr_expect_mode("direct", S_IFREG | 0666));
+		return T_EXIT_PASS;
+	}
+	T_WAIT(pid);
+	pid = harness_fork_as(ATTR_UID_B, ATTR_GID_B, 1, shared);
+	if (pid == 0) {
+		T_OK(fd = open("supplementary", O_WRONLY | O_CLOEXEC));
+		T_EQ(write(fd, "y", 1), 1);
+		T_OK(close(fd));
+		T_CALL(attr_expect_mode("supplementary", S_IFREG | 02666));
+		return T_EXIT_PASS;
+	}
+	T_WAIT(pid);
 	return T_EXIT_PASS;
 }
 
@@ -1734,6 +1790,7 @@ static const struct harness_check attr_checks[] = {
 	HARNESS_CHECK(attr_ctime_inode),
 	HARNESS_CHECK(attr_ctime_dir),
 	HARNESS_CHECK(attr_suid_cleared_on_write),
+	HARNESS_CHECK(attr_sgid_cleared_outside_group),
 	HARNESS_CHECK(attr_suid_cleared_on_chown),
 	HARNESS_CHECK(attr_suid_cleared_elsewhere),
 	HARNESS_CHECK(attr_btime),
