@@ -159,6 +159,9 @@ uint64_t budget_pool_max(struct data_space *ds);
  */
 bool budget_fits(struct data_space *ds, uint64_t nr_more_filled);
 
+/* Whether nr_pages more written pages would fit, without counting them. */
+bool budget_has_room(struct data_space *ds, uint64_t nr_pages);
+
 /*
  * Pages reclaim may store now: any number, unless a RAM pool fills the
  * memory limit (is_pool_full).  Then as many as it held when it filled

@@ -91,6 +91,37 @@ void data_release(struct data_space *ds, struct inode *inode);
  */
 void data_release_unreachable(void *ds, struct inode *inode);
 
+/* The state of one write's waits for room (data_wait_room); zeroed to start. */
+struct data_room_wait {
+	uint64_t start_ns;    /* the first wait */
+	uint64_t progress_ns; /* when the capacity or the evictions last grew */
+	uint64_t capacity;    /* the capacity then, pages x 1024 */
+	uint64_t nr_evicted;  /* the evictions then */
+};
+
+/*
+ * After a write got ENOSPC with nothing written: whether to try it again.
+ * The capacity under a limit counts resident pages at their full size
+ * until the reclaimer has stored enough to measure what they compress to,
+ * so a writer that outruns it is refused long before the mount is full.
+ * Where eviction may still make room (a backend, size= not reached,
+ * pages resident), this evicts a batch (or waits 5 ms where none can go)
+ * and returns true, until neither the capacity nor the evictions have grown for
+ * DATA_ROOM_STALL_MS (on a full mount stores are refused, and evicting
+ * pages that do not compress does not grow it for long), or the waits of
+ * the write reach DATA_ROOM_MAX_MS.  Call it with no lock held.
+ */
+bool data_wait_room(struct data_space *ds, struct data_room_wait *w);
+
+#define DATA_ROOM_STALL_MS 300
+#define DATA_ROOM_MAX_MS 10000
+
+/*
+ * Whether a write of nr_pages would pass the capacity as it stands, so
+ * that its ENOSPC may wait (data_wait_room): off a ring thread.
+ */
+bool data_is_short(struct data_space *ds, uint64_t nr_pages);
+
 /*
  * Whether nr_pages more resident pages for inode may make their allocation
  * reclaim on the caller's thread, and so wait: near the reclaimer's mark,

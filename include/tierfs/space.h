@@ -34,6 +34,7 @@ struct swap_counters {
 	atomic_uint_fast64_t nr_budget_exceeded; /* reads let past a full budget */
 	atomic_uint_fast64_t nr_limit_rejects;	 /* stores refused: the RAM pool may not grow */
 	atomic_uint_fast64_t nr_capacity_enospc; /* writes refused: budget and backend full */
+	atomic_uint_fast64_t nr_room_waits;	 /* 5 ms waits of writers for the capacity */
 	atomic_uint_fast64_t nr_copies_freed;	 /* swapped in with no clean copy kept: tight */
 };
 

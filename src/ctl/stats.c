@@ -282,6 +282,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 		ITEM("reclaim", "limit_rejects", atomic_load(&sw->nr_limit_rejects), UNIT_COUNT);
 		ITEM("reclaim", "capacity_enospc", atomic_load(&sw->nr_capacity_enospc),
 		     UNIT_COUNT);
+		ITEM("reclaim", "room_waits", atomic_load(&sw->nr_room_waits), UNIT_COUNT);
 		ITEM("reclaim", "copies_freed", atomic_load(&sw->nr_copies_freed), UNIT_COUNT);
 		STR("reclaim", "pressure_source",
 		    fs->memcg.pressure.fd >= 0 ? fs->memcg.pressure.describe : "none");

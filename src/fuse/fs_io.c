@@ -196,6 +196,7 @@ void fs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, o
 	struct iovec iov[WRITE_MAX_IOV];
 	void *bounce = NULL;
 	int nr_iov = write_iov(bufv, iov, &bounce);
+	struct data_room_wait room_wait = { 0 };
 	bool is_mode_changed = false;
 	ssize_t ret;
 
@@ -204,18 +205,23 @@ void fs_op_write_buf(fuse_req_t req, fuse_ino_t ino, struct fuse_bufvec *bufv, o
 		fuse_reply_err(req, -nr_iov);
 		return;
 	}
-	pthread_rwlock_wrlock(&inode->lock);
-	if ((inode->flags & FS_IMMUTABLE_FL) || is_append_denied(inode, fi->flags, (uint64_t)off)) {
-		ret = -EPERM;
-	} else {
-		ret = data_write(&fs->data, inode, iov, (unsigned int)nr_iov, (uint64_t)off);
-		if (ret > 0) {
-			fs_now(&inode->mtime);
-			inode->ctime = inode->mtime;
-			is_mode_changed = suid_after_write(fs, req, inode);
+	do {
+		pthread_rwlock_wrlock(&inode->lock);
+		if ((inode->flags & FS_IMMUTABLE_FL) ||
+		    is_append_denied(inode, fi->flags, (uint64_t)off)) {
+			ret = -EPERM;
+		} else {
+			ret = data_write(&fs->data, inode, iov, (unsigned int)nr_iov,
+					 (uint64_t)off);
+			if (ret > 0) {
+				fs_now(&inode->mtime);
+				inode->ctime = inode->mtime;
+				is_mode_changed = suid_after_write(fs, req, inode);
+			}
 		}
-	}
-	pthread_rwlock_unlock(&inode->lock);
+		pthread_rwlock_unlock(&inode->lock);
+		/* ENOSPC only when the mount is full: not while the reclaimer catches up. */
+	} while (ret == -ENOSPC && data_wait_room(&fs->data, &room_wait));
 	/* The kernel keeps the mode after a direct write: tell it, before the reply. */
 	if (is_mode_changed)
 		fs_inval_attr(fs, ino);
@@ -397,7 +403,8 @@ bool fs_may_block(struct tierfs *fs, const struct fuse_in_header *in, const void
 		const struct fuse_write_in *wr = arg;
 
 		return is_lock_busy(&inode->lock) ||
-		       data_may_reclaim(&fs->data, inode, (wr->size >> PAGE_SHIFT) + 1);
+		       data_may_reclaim(&fs->data, inode, (wr->size >> PAGE_SHIFT) + 1) ||
+		       data_is_short(&fs->data, (wr->size >> PAGE_SHIFT) + 1);
 	}
 	case FUSE_FALLOCATE:
 	case FUSE_SETATTR:

@@ -545,6 +545,13 @@ static uint64_t used_x1024(struct data_space *ds, uint64_t pages, uint64_t nr_mo
 	return (pages - filled) * 1024 + filled * atomic_load(&ds->budget.filled_weight);
 }
 
+bool budget_has_room(struct data_space *ds, uint64_t nr_pages)
+{
+	uint64_t cap = atomic_load(&ds->budget.capacity_x1024);
+
+	return !cap || used_x1024(ds, atomic_load(&ds->nr_pages) + nr_pages, 0) <= cap;
+}
+
 bool budget_fits(struct data_space *ds, uint64_t nr_more_filled)
 {
 	uint64_t cap = atomic_load(&ds->budget.capacity_x1024);

@@ -12,6 +12,7 @@
 
 #include "tierfs/backend.h"
 #include "tierfs/budget.h"
+#include "tierfs/clock.h"
 #include "tierfs/data.h"
 #include "tierfs/log.h"
 #include "tierfs/lru.h"
@@ -176,6 +177,39 @@ static uint64_t nr_refused(struct data_space *ds)
 {
 	return atomic_load_explicit(&ds->swap.nr_store_failures, memory_order_relaxed) +
 	       atomic_load_explicit(&ds->swap.nr_limit_rejects, memory_order_relaxed);
+}
+
+bool data_wait_room(struct data_space *ds, struct data_room_wait *w)
+{
+	uint64_t now = clock_now_ns(), cap = atomic_load(&ds->budget.capacity_x1024);
+	uint64_t max = atomic_load(&ds->max_pages), evicted = atomic_load(&ds->swap.nr_evicted);
+
+	if (!ds->backend || !cap || (max && atomic_load(&ds->nr_pages) >= max) ||
+	    pagepool_nr_in_use(ds->pool) <= BUDGET_MIN_PAGES)
+		return false;
+	if (!w->start_ns || cap > w->capacity || evicted != w->nr_evicted) {
+		w->start_ns = w->start_ns ? w->start_ns : now;
+		w->progress_ns = now;
+		w->capacity = cap;
+		w->nr_evicted = evicted;
+	}
+	if (now - w->progress_ns >= (uint64_t)DATA_ROOM_STALL_MS * 1000000 ||
+	    now - w->start_ns >= (uint64_t)DATA_ROOM_MAX_MS * 1000000)
+		return false;
+	atomic_fetch_add_explicit(&ds->swap.nr_room_waits, 1, memory_order_relaxed);
+	/*
+	 * The reclaimer rests below its low mark, where the capacity may not
+	 * yet know what pages compress to: evict here, and so measure.
+	 */
+	if (!reclaim_batch(ds, NULL))
+		usleep(5000);
+	budget_refresh(ds);
+	return true;
+}
+
+bool data_is_short(struct data_space *ds, uint64_t nr_pages)
+{
+	return ds->backend && !budget_has_room(ds, nr_pages);
 }
 
 bool data_may_reclaim(struct data_space *ds, const struct inode *inode, uint64_t nr_pages)

@@ -268,4 +268,32 @@ else
 	fail "slow drain: mount" "status 0" "a failure"
 fi
 
+# A writer that outruns the reclaimer (stores slowed to 10 ms) under a limit:
+# the capacity counts pages at full size until stores measure what they
+# compress to, and the writer waits for that instead of getting ENOSPC
+# long before the mount is full.  160 MiB that compresses about 20 to 1,
+# under memlimit=96M.
+python3 - "$work/text" <<'PY'
+import os, sys
+with open(sys.argv[1], "wb") as f:
+    for i in range(160 * 256):
+        f.write(b"tierfs %08d " % i * 250 + os.urandom(96))
+PY
+text=$(md5 "$work/text")
+if TIERFS_FAULT=store:slow:10 "$tierfs" "$mnt" -o size=1G,memlimit=96M; then
+	if cp "$work/text" "$mnt/text" 2>"$work/err"; then
+		ok "slow reclaimer: 160 MiB of text written under memlimit=96M"
+	else
+		fail "slow reclaimer: write" "success" "$(cat "$work/err")"
+	fi
+	[ "$(md5 "$mnt/text")" = "$text" ] && ok "slow reclaimer: the text reads back exact" ||
+		fail "slow reclaimer: read back" "$text" "$(md5 "$mnt/text")"
+	waits=$(stat_of room_waits)
+	[ "${waits:-0}" -gt 0 ] && ok "slow reclaimer: the writer waited ($waits room waits)" ||
+		fail "slow reclaimer: room_waits" "> 0" "${waits:-none}"
+	fusermount3 -u "$mnt"
+else
+	fail "slow reclaimer: mount" "status 0" "a failure"
+fi
+
 finish
