@@ -23,6 +23,7 @@
 #include "tierfs/reclaim.h"
 #include "tierfs/space.h"
 #include "tierfs/swapin.h"
+#include "bridge_abi.h"
 #include "fs_ops.h"
 #include "suid.h"
 
@@ -379,11 +380,101 @@ static bool is_lock_busy(pthread_rwlock_t *lock)
 	return false;
 }
 
+/* Whether a writer holds the lock, without waiting. */
+static bool is_read_busy(pthread_rwlock_t *lock)
+{
+	if (pthread_rwlock_tryrdlock(lock))
+		return true;
+	pthread_rwlock_unlock(lock);
+	return false;
+}
+
+/*
+ * Whether a regular file may free pages through the backend once its last
+ * name or open goes (of nr_links names and nr_opens opens), or its lock is
+ * busy.  Without waiting.
+ */
+static bool may_free_pages(struct inode *inode, uint32_t nr_links, uint32_t nr_opens)
+{
+	bool may_free;
+
+	if (pthread_rwlock_tryrdlock(&inode->lock))
+		return true;
+	may_free = S_ISREG(inode->mode) && inode->size && inode->nlink <= nr_links &&
+		   inode->nr_open <= nr_opens;
+	pthread_rwlock_unlock(&inode->lock);
+	return may_free;
+}
+
+/*
+ * Whether an operation on the entry name of dir may wait: the namespace
+ * busy, or the inode named busy, or (is_removal) losing its last name
+ * would free its pages.  Without waiting.
+ */
+static bool entry_may_block(struct tierfs *fs, struct inode *dir, const char *name, bool is_removal)
+{
+	struct dentry *d;
+	bool may_block = false;
+
+	if (pthread_rwlock_tryrdlock(&fs->ns.lock))
+		return true;
+	d = dir_lookup(dir, name, strlen(name));
+	if (d)
+		may_block = is_removal ? may_free_pages(d->inode, 1, 0) :
+					 is_read_busy(&d->inode->lock);
+	pthread_rwlock_unlock(&fs->ns.lock);
+	return may_block;
+}
+
 bool fs_may_block(struct tierfs *fs, const struct fuse_in_header *in, const void *arg)
 {
 	struct inode *inode = fs_inode_of(fs, in->nodeid);
 
 	switch (in->opcode) {
+	case FUSE_LOOKUP:
+		return entry_may_block(fs, inode, arg, false);
+	case FUSE_UNLINK:
+		return entry_may_block(fs, inode, arg, true);
+	case FUSE_RENAME:
+	case FUSE_RENAME2: {
+		/* Both carry newdir first; the names follow the whole struct. */
+		const struct fuse_rename2_in *rn = arg;
+		size_t skip = in->opcode == FUSE_RENAME ? sizeof(struct fuse_rename_in) :
+							  sizeof(struct fuse_rename2_in);
+		const char *old_name = (const char *)arg + skip;
+
+		/* A rename over a file drops the file's last name. */
+		return entry_may_block(fs, fs_inode_of(fs, rn->newdir),
+				       old_name + strlen(old_name) + 1, true);
+	}
+	case FUSE_CREATE:
+	case FUSE_MKNOD:
+	case FUSE_TMPFILE:
+		/* The creator's cgroup comes from /proc. */
+		return fs->data.backend && fs->tenants.has_roots;
+	case FUSE_OPEN: {
+		const struct fuse_open_in *op = arg;
+
+		/* O_TRUNC frees the pages, maybe through the backend. */
+		return (op->flags & O_TRUNC) ? may_free_pages(inode, UINT32_MAX, UINT32_MAX) :
+					       is_lock_busy(&inode->lock);
+	}
+	case FUSE_RELEASE:
+		/* The last release of a file with no name left frees its pages. */
+		return may_free_pages(inode, 0, 1);
+	/* A writer may hold the lock across a store, a truncate across frees. */
+	case FUSE_GETATTR:
+	case BRIDGE_OP_STATX:
+	case FUSE_GETXATTR:
+	case FUSE_LISTXATTR:
+	case FUSE_LSEEK:
+	case FUSE_ACCESS:
+		return is_read_busy(&inode->lock);
+	case FUSE_SETXATTR:
+	case FUSE_REMOVEXATTR:
+	case FUSE_IOCTL:
+	case FUSE_FSYNC:
+		return is_lock_busy(&inode->lock);
 	case FUSE_READ: {
 		const struct fuse_read_in *rd = arg;
 		bool has_swapped;

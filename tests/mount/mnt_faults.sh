@@ -268,6 +268,53 @@ else
 	fail "slow drain: mount" "status 0" "a failure"
 fi
 
+# Nothing waits on a ring thread: user nobody writes past mem= on CPU 0, so
+# that its write holds the file's lock across stores slowed to 1000 ms.  A
+# stat of that file from CPU 0 waits for the lock, but is handed off, and a
+# read of a file written meanwhile (resident: the stores are that slow),
+# from CPU 0 beside it, is not held up.  rm of a swapped file frees through
+# the backend: handed off too.
+opts="size=1G,mem=8M,swapsize=256M,cache=never,backend=file:$work/swap2"
+if built_in "busy lock" "$opts" &&
+	{ TIERFS_FAULT=store:slow:1000 "$tierfs" "$mnt" -o "$opts" ||
+		{ fail "busy lock: mount" "status 0" "a failure"; false; }; }; then
+	chmod 755 "$work"
+	cp "$work/small" "$mnt/swapped"
+	nobody="setpriv --reuid=65534 --regid=65534 --clear-groups"
+	taskset -c 0 $nobody dd if="$work/big" of="$mnt/w" bs=1M count=32 status=none &
+	writer=$!
+	sleep 1.5
+	head -c 64K /dev/urandom >"$work/hot"
+	taskset -c 1 cp "$work/hot" "$mnt/hot"
+	slowest=0
+	for i in 1 2 3; do
+		taskset -c 0 $nobody stat "$mnt/w" >/dev/null &
+		sleep 0.1
+		start=$(date +%s%N)
+		taskset -c 0 $nobody cat "$mnt/hot" >"$work/hot.out"
+		took=$((($(date +%s%N) - start) / 1000000))
+		[ "$took" -gt "$slowest" ] && slowest=$took
+		cmp -s "$work/hot" "$work/hot.out" || fail "busy lock: resident read $i" "exact" "other bytes"
+		sleep 0.3
+	done
+	[ "$slowest" -lt 300 ] &&
+		ok "busy lock: resident reads beside stats that wait took at most $slowest ms" ||
+		fail "busy lock: resident reads beside waiting stats" "< 300 ms" "$slowest ms"
+	wait
+	"$tierctl" reclaim "$mnt" all >/dev/null
+	handoffs=$(stat_of handoffs)
+	taskset -c 0 rm "$mnt/swapped"
+	if [ "${TIERFS_TEST_TRANSPORT:-}" = uring ]; then
+		now=$(stat_of handoffs)
+		[ "${now:-0}" -gt "${handoffs:-0}" ] && ok "busy lock: rm handed off ($handoffs -> $now)" ||
+			fail "busy lock: rm of a swapped file" "handed off" "${now:-none} handoffs"
+	fi
+	[ "$(md5 "$mnt/w")" = "$(head -c 32M "$work/big" | md5sum | cut -d' ' -f1)" ] &&
+		ok "busy lock: the file written reads back exact" ||
+		fail "busy lock: read back" "the 32 MiB written" "other bytes"
+	fusermount3 -u "$mnt"
+fi
+
 # A writer that outruns the reclaimer (stores slowed to 10 ms) under a limit:
 # the capacity counts pages at full size until stores measure what they
 # compress to, and the writer waits for that instead of getting ENOSPC
