@@ -4,9 +4,11 @@
  * in the abstract namespace, "tierfs/MAJ:MIN/PID/TOKEN", found from the
  * mount point through the mount's device number and gone with the daemon.
  * Anyone may bind any abstract name, so the client trusts no name: it
- * takes only a listener that is root or the mount's user_id= (from
- * mountinfo), is the process the name gives, and holds /dev/fuse.  One
- * request line per connection, one reply.
+ * tries only the listeners the kernel (sock_diag) says root or the
+ * mount's user_id= (from mountinfo) made, so that others' names cost it
+ * nothing, and takes only one that is root or that user, is the process
+ * the name gives, and holds /dev/fuse.  One request line per connection,
+ * one reply.
  */
 #ifndef TIERFS_CTL_H
 #define TIERFS_CTL_H
@@ -76,7 +78,9 @@ int ctl_handle(struct tierfs *fs, const char *request, uid_t peer_uid, char *buf
  * status line) goes to buf.  Returns 0; -ENOTCONN when path is on no
  * tierfs mount; -ECONNREFUSED when it is, but no daemon of that mount
  * listens (killed, or every listener an impostor); -ETIMEDOUT when its
- * daemon did not answer in time (stopped, or stuck);
+ * daemon did not answer in time (stopped, or stuck), or, where the
+ * kernel cannot say whose a socket is, others' names were too many to
+ * try in time;
  * -EPROTO with the daemon's error text in buf; -EINTR if a signal cut
  * the wait short; or another -errno (-ENOENT: no such path).
  */

@@ -21,6 +21,12 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <netinet/tcp.h>
+
 #include <jansson.h>
 
 #include "tierfs/backend.h"
@@ -209,39 +215,221 @@ int ctl_mount_dev(const char *mountpoint, dev_t *dev)
 	return ret;
 }
 
-/* The names bound under "tierfs/MAJ:MIN/", from /proc/net/unix, into *out. */
-static int list_candidates(dev_t dev, char (**out)[108], unsigned int *nr)
+/* A growing array of abstract names; false when out of memory. */
+static bool names_add(char (**names)[108], unsigned int *nr, unsigned int *cap, const char *name,
+		      size_t len)
+{
+	if (len >= sizeof((*names)[0]))
+		return true; /* longer than a daemon's: not one */
+	if (*nr == *cap) {
+		unsigned int grown_cap = *cap ? *cap * 2 : 8;
+		void *grown = realloc(*names, grown_cap * sizeof((*names)[0]));
+
+		if (!grown)
+			return false;
+		*names = grown;
+		*cap = grown_cap;
+	}
+	memcpy((*names)[*nr], name, len);
+	(*names)[(*nr)++][len] = '\0';
+	return true;
+}
+
+/* The value of attribute type in a sock_diag reply, or NULL. */
+static const void *diag_attr(const struct nlmsghdr *h, unsigned short type, size_t *len)
+{
+	const struct unix_diag_msg *msg = NLMSG_DATA(h);
+	int left = (int)h->nlmsg_len - NLMSG_LENGTH(sizeof(*msg));
+	const struct rtattr *a = (const struct rtattr *)(msg + 1);
+
+	for (; RTA_OK(a, left); a = RTA_NEXT(a, left)) {
+		if (a->rta_type == type) {
+			*len = RTA_PAYLOAD(a);
+			return RTA_DATA(a);
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The stream sockets listening under prefix (abstract, without the NUL)
+ * that root or owner made, from the kernel's socket diagnostics: the uid
+ * is the one the kernel gave the socket when it was made, which no other
+ * user can fake, and no connection is made to learn it, so another
+ * user's names, however many, cost one line of a dump each.  Returns 0,
+ * -ETIMEDOUT past deadline, or -EOPNOTSUPP where the kernel cannot tell
+ * (no sock_diag for Unix sockets, or no socket uid in it before 5.3).
+ */
+static int list_by_diag(const char *prefix, uid_t owner, uint64_t deadline, char (**out)[108],
+			unsigned int *nr)
+{
+	struct {
+		struct nlmsghdr h;
+		struct unix_diag_req req;
+	} ask = {
+		.h = { .nlmsg_len = sizeof(ask),
+		       .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+		       .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP,
+		       .nlmsg_seq = 1 },
+		.req = { .sdiag_family = AF_UNIX,
+			 .udiag_states = 1 << TCP_LISTEN,
+			 .udiag_show = UDIAG_SHOW_NAME | UDIAG_SHOW_UID },
+	};
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK }, from;
+	size_t prefix_len = strlen(prefix), buf_size = 64 * 1024;
+	char(*names)[108] = NULL;
+	unsigned int cap = 0;
+	bool is_done = false;
+	struct timeval rcv_timeout;
+	uint64_t now;
+	char *buf;
+	int fd, err = 0;
+
+	*nr = 0;
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (fd < 0)
+		return -EOPNOTSUPP;
+	buf = malloc(buf_size);
+	if (!buf) {
+		err = -ENOMEM;
+		goto close_fd;
+	}
+	if (sendto(fd, &ask, sizeof(ask), 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0) {
+		err = -EOPNOTSUPP;
+		goto free_buf;
+	}
+	now = clock_now_ms();
+	rcv_timeout.tv_sec = (time_t)((deadline > now ? deadline - now : 1) / 1000);
+	rcv_timeout.tv_usec = (suseconds_t)((deadline > now ? deadline - now : 1) % 1000 * 1000);
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &rcv_timeout, sizeof(rcv_timeout));
+	while (!is_done && !err) {
+		socklen_t from_len = sizeof(from);
+		ssize_t n = recvfrom(fd, buf, buf_size, 0, (struct sockaddr *)&from, &from_len);
+		int recv_errno = n < 0 ? errno : 0, len = (int)n;
+		const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
+
+		if (recv_errno == EINTR)
+			continue;
+		if (recv_errno == EAGAIN) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		if (n <= 0) {
+			err = -EOPNOTSUPP;
+			break;
+		}
+		/* Only the kernel (port 0) speaks for the kernel. */
+		if (from_len != sizeof(from) || from.nl_pid != 0)
+			continue;
+		for (; NLMSG_OK(h, len) && !is_done && !err; h = NLMSG_NEXT(h, len)) {
+			const struct unix_diag_msg *msg = NLMSG_DATA(h);
+			const char *name;
+			const uint32_t *uid;
+			size_t name_len, uid_len;
+
+			if (h->nlmsg_type == NLMSG_DONE) {
+				is_done = true;
+				break;
+			}
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				err = -EOPNOTSUPP; /* unix_diag not there, or refused */
+				break;
+			}
+			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+			    h->nlmsg_len < NLMSG_LENGTH(sizeof(*msg)) ||
+			    msg->udiag_type != SOCK_STREAM)
+				continue;
+			name = diag_attr(h, UNIX_DIAG_NAME, &name_len);
+			/* Abstract: a NUL, then the name, none after. */
+			if (!name || name_len < 1 + prefix_len || name[0] ||
+			    memcmp(name + 1, prefix, prefix_len))
+				continue;
+			uid = diag_attr(h, UNIX_DIAG_UID, &uid_len);
+			if (!uid || uid_len != sizeof(*uid))
+				err = -EOPNOTSUPP;
+			else if ((*uid == 0 || *uid == owner) &&
+				 !names_add(&names, nr, &cap, name + 1, name_len - 1))
+				err = -ENOMEM;
+		}
+		if (!err && !is_done && clock_now_ms() >= deadline)
+			err = -ETIMEDOUT;
+	}
+free_buf:
+	free(buf);
+close_fd:
+	close(fd);
+	if (err) {
+		free(names);
+		*nr = 0;
+		return err;
+	}
+	*out = names;
+	return 0;
+}
+
+/*
+ * The stream sockets listening under prefix, from /proc/net/unix, which
+ * does not say whose they are: where sock_diag cannot tell, every one is
+ * a candidate.  Listeners only: a connection waiting in a backlog shows
+ * its listener's name again.
+ */
+static int list_by_proc(const char *prefix, uint64_t deadline, char (**out)[108], unsigned int *nr)
 {
 	FILE *f = fopen("/proc/net/unix", "re");
-	char line[512], prefix[64], (*names)[108] = NULL;
-	unsigned int cap = 0;
-	int len;
+	char line[512], (*names)[108] = NULL;
+	size_t prefix_len = strlen(prefix);
+	unsigned int cap = 0, nr_lines = 0;
+	int err = 0;
 
 	*nr = 0;
 	if (!f)
 		return -errno;
-	len = snprintf(prefix, sizeof(prefix), "@%s%u:%u/", CTL_NAME_PREFIX, major(dev),
-		       minor(dev));
 	while (fgets(line, sizeof(line), f)) {
+		unsigned int flags, type;
 		char *name = strchr(line, '@');
 
-		if (!name || strncmp(name, prefix, (size_t)len))
+		/* "Num RefCount Protocol Flags Type St Inode Path"; listening: __SO_ACCEPTCON. */
+		if (!name || strncmp(name + 1, prefix, prefix_len) ||
+		    sscanf(line, "%*s %*x %*x %x %x", &flags, &type) != 2 ||
+		    !(flags & (1u << 16)) || type != SOCK_STREAM)
 			continue;
 		name[strcspn(name, "\n")] = '\0';
-		if (strlen(name + 1) >= sizeof(names[0]))
-			continue;
-		if (*nr == cap) {
-			void *grown = realloc(names, (cap = cap ? cap * 2 : 8) * sizeof(names[0]));
-
-			if (!grown)
-				break;
-			names = grown;
+		if (!names_add(&names, nr, &cap, name + 1, strlen(name + 1))) {
+			err = -ENOMEM;
+			break;
 		}
-		strcpy(names[(*nr)++], name + 1);
+		if (!(++nr_lines % 1024) && clock_now_ms() >= deadline) {
+			err = -ETIMEDOUT;
+			break;
+		}
 	}
 	fclose(f);
+	if (err) {
+		free(names);
+		*nr = 0;
+		return err;
+	}
 	*out = names;
 	return 0;
+}
+
+/*
+ * The names under the mount's "tierfs/MAJ:MIN/" that may be its daemon's,
+ * into *out: those root or the owner made where the kernel says whose a
+ * socket is, or else every one.
+ */
+static int list_candidates(const struct ctl_mount *m, uint64_t deadline, char (**out)[108],
+			   unsigned int *nr)
+{
+	char prefix[64];
+	int err;
+
+	*out = NULL;
+	snprintf(prefix, sizeof(prefix), "%s%u:%u/", CTL_NAME_PREFIX, major(m->dev), minor(m->dev));
+	err = list_by_diag(prefix, m->owner, deadline, out, nr);
+	if (err != -EOPNOTSUPP)
+		return err;
+	return list_by_proc(prefix, deadline, out, nr);
 }
 
 /* Whether process pid holds /dev/fuse open; true where tierctl may not look. */
@@ -424,17 +612,20 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 	 */
 	do {
 		bool is_busy = false;
+		unsigned int i = 0;
 
 		nr_seen = 0;
 		free(names);
-		err = list_candidates(m.dev, &names, &nr);
-		if (err)
+		err = list_candidates(&m, deadline, &names, &nr);
+		if (err && err != -ETIMEDOUT)
 			return err;
-		for (unsigned int i = 0; i < nr && fd < 0; i++) {
+		for (; i < nr && fd < 0 && clock_now_ms() < deadline; i++) {
 			fd = connect_verified(names[i], &m);
 			is_busy |= fd == -EAGAIN;
 			nr_seen += fd != -EPERM && fd != -ECONNREFUSED;
 		}
+		/* Out of time with names not listed or not tried: one may be the daemon's. */
+		nr_seen += err == -ETIMEDOUT || (fd < 0 && i < nr);
 		if (fd >= 0 || (!is_busy && (nr || clock_now_ms() - start >= CTL_BIND_GRACE_MS)))
 			break;
 		poll(NULL, 0, 20);
