@@ -8,13 +8,20 @@
   idle MNT N          N connections to the daemon of MNT that send nothing
   uids MNT UID N      as each of the N uids from UID on (a user's subuids),
                       16 connections that send nothing (run as root)
+  flood MNT N         N names under the prefix of MNT, half of them with
+                      the daemon's pid in, that listen and never accept,
+                      each with its backlog full
+  takeover NAME       bind NAME (a killed daemon's), listen and never
+                      accept, with the backlog full
 
 Each prints "ready" on stdout once set up, then runs until killed.
 """
 import os
+import resource
 import selectors
 import signal
 import socket
+import struct
 import sys
 import time
 
@@ -122,6 +129,87 @@ def idle(mnt, n, is_ready=True):
                     pass
 
 
+def listen_full(name, held):
+    """Listen at name, never accept, and fill the backlog: a connect gets EAGAIN."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.bind("\0" + name)
+    except OSError:
+        s.close()
+        return False
+    s.listen(0)
+    held.append(s)
+    c = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    c.setblocking(False)
+    try:
+        c.connect("\0" + name)
+    except OSError:
+        pass
+    held.append(c)
+    return True
+
+
+def word_sum(b):
+    b += b"\x00" * (len(b) % 2)
+    return sum(struct.unpack("<%dH" % (len(b) // 2), b))
+
+
+def unix_bucket(name, partial=(0, b"\x01\x00\x00")):
+    """The kernel's hash chain of an abstract stream name (unix_abstract_hash).
+
+    With partial from unix_partial(stem), of the name stem + name.
+    """
+    total = partial[0] + word_sum(partial[1] + name.encode())
+    while total >> 16:
+        total = (total & 0xFFFF) + (total >> 16)
+    h = ~total & 0xFFFF
+    return (h ^ (h >> 8) ^ socket.SOCK_STREAM) & 0xFF
+
+
+def unix_partial(stem):
+    """The sum of the address of stem up to its last whole word, and the byte left."""
+    b = b"\x01\x00\x00" + stem.encode()
+    even = len(b) - len(b) % 2
+    return (word_sum(b[:even]), b[even:])
+
+
+def flood(mnt, n):
+    """Names on the daemon's hash chain, bound after it: /proc/net/unix lists them first."""
+    _, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    address = daemon_address(mnt)[1:]
+    chain = unix_bucket(address)
+    prefix, daemon_pid = address.rsplit("/", 2)[0], address.split("/")[2]
+    hexdigits = "0123456789abcdef"
+    held = []
+    nr = 0
+    while nr < n:
+        pid = daemon_pid if nr % 2 else str(os.getpid())
+        stem = "%s/%s/%014x" % (prefix, pid, int.from_bytes(os.urandom(7), "big"))
+        partial = unix_partial(stem)
+        for tail in (a + b for a in hexdigits for b in hexdigits):
+            if unix_bucket(tail, partial) == chain:
+                nr += listen_full(stem + tail, held)
+                break
+    ready()
+    while True:
+        time.sleep(60)
+
+
+def takeover(name):
+    held = []
+    # The daemon's socket may take a moment to go after it is killed.
+    for _ in range(100):
+        if listen_full(name, held):
+            break
+        time.sleep(0.02)
+    else:
+        sys.exit("cannot bind %s" % name)
+    ready()
+    while True:
+        time.sleep(60)
+
+
 def uids(mnt, first, n):
     children = []
     for uid in range(first, first + n):
@@ -155,5 +243,9 @@ if __name__ == "__main__":
         idle(sys.argv[2], int(sys.argv[3]))
     elif cmd == "uids":
         uids(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif cmd == "flood":
+        flood(sys.argv[2], int(sys.argv[3]))
+    elif cmd == "takeover":
+        takeover(sys.argv[2])
     else:
         sys.exit(__doc__)

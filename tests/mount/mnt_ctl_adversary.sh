@@ -3,11 +3,14 @@
 #
 # The control channel against hostile users: a squatter (user nobody)
 # that binds the names first neither stops, delays nor impersonates the
-# daemon; a client trickling a byte a second and 200 idle ones delay no
-# tierctl call, nor do 20 uids with 16 idle connections each; SIGTERM and fusermount3 -u finish within 2 s beside a slow
-# client, and an immediate new mount gets its channel; a cgroup named with
-# a quote leaves stats --json valid; the root directory's uid= gives no
-# right to change settings; a stopped or killed daemon is "not answering".
+# daemon; nor do 9000 names of three users listed before the daemon's,
+# each never accepting; a client trickling a byte a second and 200 idle
+# ones delay no tierctl call, nor do 20 uids with 16 idle connections
+# each; SIGTERM and fusermount3 -u finish within 2 s beside a slow client,
+# and an immediate new mount gets its channel; a cgroup named with a quote
+# leaves stats --json valid; the root directory's uid= gives no right to
+# change settings; a stopped or killed daemon is "not answering", a killed
+# one at once even when another user holds its name.
 #
 # usage: mnt_ctl_adversary.sh TIERFS TIERCTL
 # Exits 0 pass, 1 fail, 77 skip (not root, no usable /dev/fuse, no python3).
@@ -51,16 +54,21 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
-# client [nobody] KIND ARGS...: start a hostile client, wait for "ready".
+# client [nobody|uid=UID] KIND ARGS...: start a hostile client, wait for "ready".
 # Started straight, not through a function, so that $! is the client
 # itself and its stderr is not the harness's, which would wait for it.
 client() {
 	fifo=$work/ready.fifo
 	rm -f "$fifo"
 	mkfifo "$fifo"
-	if [ "$1" = nobody ]; then
+	client_uid=
+	case $1 in
+	nobody) client_uid=65534 ;;
+	uid=*) client_uid=${1#uid=} ;;
+	esac
+	if [ -n "$client_uid" ]; then
 		shift
-		setpriv --reuid=65534 --regid=65534 --clear-groups \
+		setpriv --reuid="$client_uid" --regid="$client_uid" --clear-groups \
 			"$python" "$work/clients.py" "$@" >"$fifo" 2>>"$work/clients.err" &
 	else
 		"$python" "$work/clients.py" "$@" >"$fifo" 2>>"$work/clients.err" &
@@ -71,16 +79,20 @@ client() {
 	[ "$line" = ready ] || fail "client $*" "ready" "'$line' ($(tail -n 1 "$work/clients.err"))"
 }
 
-# The pid of the daemon serving the mount at $mnt, from its socket name.
-daemon_pid() {
+# The name the daemon serving the mount at $mnt listens at (without the
+# "@"): the one whose pid is a tierfs.
+daemon_name() {
 	dev=$(awk -v m="$mnt" '$5 == m { d = $3 } END { print d }' /proc/self/mountinfo)
 	for name in $(awk '{ print $NF }' /proc/net/unix | grep "^@tierfs/$dev/"); do
 		p=$(echo "$name" | cut -d/ -f3)
 		case $(cat "/proc/$p/comm" 2>/dev/null) in
-		tierfs*) echo "$p"; return ;;
+		tierfs*) echo "${name#@}"; return ;;
 		esac
 	done
 }
+
+# The pid of the daemon serving the mount at $mnt, from its socket name.
+daemon_pid() { daemon_name | cut -d/ -f3; }
 
 # wait_gone PID MS: until PID has exited, or MS have passed; prints the ms.
 wait_gone() {
@@ -116,6 +128,38 @@ case $out in
 *data_bytes*) ok "squatter: nobody's tierctl stats reaches the real daemon" ;;
 *) fail "squatter: nobody's tierctl stats" "the daemon's counters" "$out" ;;
 esac
+
+# 1b. Three users (nobody and two subuids) with 3000 names each under the
+# mount's prefix, half of them with the daemon's pid in, all on the
+# daemon's hash chain and bound after it, so that /proc/net/unix lists them
+# first; each listens with a full backlog and never accepts.
+stop_clients
+for uid in 65534 100000 100001; do
+	client "uid=$uid" flood "$mnt" 3000
+done
+worst=0
+nr_ok=0
+for _ in 1 2 3 4 5; do
+	start=$(now_ms)
+	if out=$("$tierctl" stats "$mnt" 2>&1); then
+		nr_ok=$((nr_ok + 1))
+	else
+		echo "# $out"
+	fi
+	took=$(($(now_ms) - start))
+	[ $took -gt $worst ] && worst=$took
+done
+expect "stats beside 9000 others' names, of 5" 5 "$nr_ok"
+expect_below "stats beside 9000 others' names, worst of 5" 1000 $worst
+start=$(now_ms)
+out=$(as_nobody "$work/tierctl" stats "$mnt" 2>&1)
+took=$(($(now_ms) - start))
+case $out in
+*data_bytes*) ok "nobody's stats beside 9000 others' names" ;;
+*) fail "nobody's stats beside 9000 others' names" "the daemon's counters" "$out" ;;
+esac
+expect_below "nobody's stats beside 9000 others' names" 1000 $took
+stop_clients
 
 # 2. A trickling client and 200 idle ones, of nobody and of root.
 client nobody trickle "$mnt"
@@ -238,7 +282,9 @@ expect "uid=65534: the budget is unchanged" "$budget" "$(stat_of mem_budget_byte
 out=$(as_nobody "$work/tierctl" stats "$mnt" 2>&1)
 expect "uid=65534: nobody may read the stats" 0 $?
 
-# 7. A killed daemon: not answering, not "not a tierfs mount".
+# 7. A killed daemon: not answering, not "not a tierfs mount"; at once,
+# though nobody took its name and never accepts.
+name=$(daemon_name)
 pid=$(daemon_pid)
 kill -KILL "$pid"
 wait_gone "$pid" 2000 >/dev/null
@@ -248,6 +294,18 @@ case $out in
 *"not answering"*) ok "killed daemon: \"$out\"" ;;
 *) fail "killed daemon: the message" "daemon not answering" "$out" ;;
 esac
+client nobody takeover "$name"
+start=$(now_ms)
+out=$("$tierctl" stats "$mnt" 2>&1)
+rc=$?
+took=$(($(now_ms) - start))
+expect "killed daemon, its name taken: exit 4" 4 $rc
+case $out in
+*"none listens"*) ok "killed daemon, its name taken: \"$out\"" ;;
+*) fail "killed daemon, its name taken: the message" "daemon not answering (none listens)" "$out" ;;
+esac
+expect_below "killed daemon, its name taken: tierctl gives up" 1000 $took
+stop_clients
 fusermount3 -u "$mnt"
 
 # 8. SIGTERM to a -f daemon beside a slow client.
