@@ -10,6 +10,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -17,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -762,19 +764,49 @@ static int file_backend_check_path(const char *path, struct stat *st, char *why,
 }
 
 /*
- * An anonymous file for path: O_TMPFILE in path when it is a directory, else
- * in its parent directory, so that the data never has a name; where the
- * filesystem has no O_TMPFILE, path itself is created 0600 O_EXCL and
- * unlinked at once.  The directory is opened once, by the name
- * file_check_path() resolved it to (dir) and without following a symlink
+ * Where the filesystem has no O_TMPFILE: a file of a random name in dfd,
+ * made with O_EXCL and unlinked at once, so that no one can have made it
+ * first, nor, by taking its name, keep it from being made.  Returns the fd
+ * or -errno.
+ */
+static int file_open_unlinked(int dfd)
+{
+	for (int i = 0; i < 8; i++) {
+		char name[64];
+		uint64_t token;
+		int fd, err;
+
+		if (getrandom(&token, sizeof(token), 0) != sizeof(token))
+			return -EIO;
+		snprintf(name, sizeof(name), ".tierfs-swap-%016" PRIx64, token);
+		fd = openat(dfd, name, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return -errno;
+		if (unlinkat(dfd, name, 0) < 0) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		return fd;
+	}
+	return -EEXIST;
+}
+
+/*
+ * An anonymous file in dir, the directory path names or the one it is in:
+ * O_TMPFILE, so that the data never has a name, or else a name no one can
+ * guess, unlinked at once; never path itself, which may exist (a swap file
+ * prepared beforehand gives only its size).  dir is opened once, by the
+ * name file_check_path() resolved it to and without following a symlink
  * there, and checked again through that fd, so that what was checked is
  * what the file goes into: a symlink put in place since is refused, never
  * followed.  Returns the fd or -errno.
  */
-static int file_open_anonymous(const char *path, const char *dir, bool is_dir)
+static int file_open_anonymous(const char *dir)
 {
 	char why[PATH_MAX + 64];
-	const char *base = strrchr(path, '/');
 	struct stat st;
 	int dfd, fd, err;
 
@@ -792,22 +824,8 @@ static int file_open_anonymous(const char *path, const char *dir, bool is_dir)
 	if (fd >= 0)
 		goto close_dir;
 	err = errno;
-	if (is_dir || (err != EOPNOTSUPP && err != EISDIR)) {
-		fd = -err;
-		goto close_dir;
-	}
-
-	base = base ? base + 1 : path;
-	fd = openat(dfd, base, O_CREAT | O_EXCL | O_NOFOLLOW | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		fd = -errno;
-		goto close_dir;
-	}
-	if (unlinkat(dfd, base, 0) < 0) {
-		err = errno;
-		close(fd);
-		fd = -err;
-	}
+	/* No O_TMPFILE: EOPNOTSUPP from the filesystem, EISDIR from a kernel before 3.11. */
+	fd = err == EOPNOTSUPP || err == EISDIR ? file_open_unlinked(dfd) : -err;
 close_dir:
 	close(dfd);
 	return fd;
@@ -859,7 +877,6 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 	uint64_t capacity = cfg->capacity_bytes;
 	char why[PATH_MAX + 64], dir[PATH_MAX];
 	struct file_backend *b;
-	bool is_dir;
 	struct stat st;
 	long nr_cpus;
 	int ret;
@@ -869,7 +886,6 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 	ret = file_check_path(cfg->path, &st, dir, why, sizeof(why));
 	if (ret < 0)
 		return ret;
-	is_dir = S_ISDIR(st.st_mode);
 	if (!capacity && S_ISREG(st.st_mode))
 		capacity = (uint64_t)st.st_size;
 	capacity &= ~(uint64_t)(PAGE_SIZE - 1);
@@ -885,7 +901,7 @@ static int file_create(const struct backend_config *cfg, struct tier_backend **o
 	pthread_mutex_init(&b->alloc_lock, NULL);
 	b->nr_slots = capacity / PAGE_SIZE;
 
-	ret = file_open_anonymous(cfg->path, dir, is_dir);
+	ret = file_open_anonymous(dir);
 	if (ret < 0)
 		goto destroy;
 	b->fd = ret;

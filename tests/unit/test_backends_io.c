@@ -18,12 +18,18 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <sched.h>
+#include <stddef.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 
 #include "tierfs/backend.h"
 
@@ -553,6 +559,82 @@ static void test_file_anonymous(struct target *t)
 	check_clear_context();
 }
 
+/* Make every open with O_TMPFILE fail with EOPNOTSUPP, as a filesystem without it does. */
+static bool deny_tmpfile(void)
+{
+	struct sock_filter filter[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat, 0, 3),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, O_TMPFILE & ~O_DIRECTORY, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EOPNOTSUPP),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(filter) / sizeof(filter[0]), .filter = filter };
+
+	return !prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) &&
+	       !prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
+/*
+ * Without O_TMPFILE the swap file is made under a name no one can guess
+ * and unlinked at once: a file already at path (a swap file prepared
+ * beforehand) neither stops it nor is touched, nor does a directory path;
+ * no name is left.  In a child, whose syscalls a seccomp filter changes.
+ */
+static void test_file_no_tmpfile(struct target *t)
+{
+	uint64_t seed = 4242, slot;
+	void **pages = pages_new(1);
+	int status = -1, fd;
+	pid_t pid;
+
+	check_set_context("file in %s: no O_TMPFILE", t->dir);
+	fd = open(t->path, O_CREAT | O_EXCL | O_RDWR, 0600);
+	if (!CHECK(fd >= 0))
+		goto out;
+	CHECK(pwrite(fd, "prepared", 8, 0) == 8);
+	close(fd);
+	pid = fork();
+	if (pid == 0) {
+		struct tier_backend *b;
+		char back[8];
+
+		if (!deny_tmpfile()) {
+			printf("# skip no O_TMPFILE: seccomp: %s\n", strerror(errno));
+			_exit(T_EXIT_SKIP);
+		}
+		CHECK(open(t->dir, O_TMPFILE | O_RDWR, 0600) < 0 && errno == EOPNOTSUPP);
+		b = target_create(t, 16);
+		if (b) {
+			CHECK_EQ(1u, dir_nr_entries(t->dir));
+			if (store_all(b, pages, &seed, &slot, 1, 1))
+				CHECK_EQ(0u, load_check(b, pages, &seed, &slot, 1, 1));
+			b->ops->destroy(b);
+		}
+		fd = open(t->path, O_RDONLY);
+		CHECK(fd >= 0 && pread(fd, back, 8, 0) == 8 && !memcmp(back, "prepared", 8));
+		CHECK(fd >= 0 && lseek(fd, 0, SEEK_END) == 8);
+		close(fd);
+		unlink(t->path);
+		snprintf(t->path, sizeof(t->path), "%s", t->dir);
+		b = target_create(t, 16);
+		if (b) {
+			CHECK_EQ(0u, dir_nr_entries(t->dir));
+			b->ops->destroy(b);
+		}
+		_exit(check_nr_failed ? T_EXIT_FAIL : T_EXIT_PASS);
+	}
+	if (CHECK(pid > 0))
+		CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		      (WEXITSTATUS(status) == T_EXIT_PASS || WEXITSTATUS(status) == T_EXIT_SKIP));
+	unlink(t->path);
+	CHECK_EQ(0u, dir_nr_entries(t->dir));
+out:
+	pages_free(pages);
+	check_clear_context();
+}
+
 /* capacity 0: an existing regular file gives the size and stays untouched. */
 static void test_file_capacity_from_file(struct target *t)
 {
@@ -1023,6 +1105,7 @@ static bool test_file_in(const struct tier_backend_ops *ops, const char *base)
 	printf("# file backend on %s: %s\n", base, dir_io_mode(dir));
 	snprintf(t.path, sizeof(t.path), "%s/swap", dir);
 	test_file_anonymous(&t);
+	test_file_no_tmpfile(&t);
 	test_backend(&t);
 	test_file_capacity_from_file(&t);
 	test_file_trust(&t);
