@@ -641,14 +641,35 @@ static bool file_is_trusted_owner(uid_t uid)
 	return uid == 0 || uid == geteuid();
 }
 
-static int file_why_owner(const char *name, uid_t uid, char *why, size_t why_len)
+/* Whom the swap file's path may belong to: "root", or "root or uid N". */
+static const char *file_trusted_names(char *buf, size_t len)
 {
 	if (geteuid() == 0)
-		snprintf(why, why_len, "%s is owned by uid %u, not by root", name,
-			 (unsigned int)uid);
-	else
-		snprintf(why, why_len, "%s is owned by uid %u, not by root or uid %u", name,
-			 (unsigned int)uid, (unsigned int)geteuid());
+		return "root";
+	snprintf(buf, len, "root or uid %u", (unsigned int)geteuid());
+	return buf;
+}
+
+/* Append to why what to do about a directory refused. */
+static void file_add_dir_advice(char *why, size_t why_len)
+{
+	size_t len = strlen(why);
+	char trusted[32];
+
+	if (len < why_len)
+		snprintf(why + len, why_len - len,
+			 "; choose a directory that only %s can change, or a sticky one such as "
+			 "/var/tmp",
+			 file_trusted_names(trusted, sizeof(trusted)));
+}
+
+static int file_why_owner(const char *name, uid_t uid, char *why, size_t why_len)
+{
+	char trusted[32];
+
+	snprintf(why, why_len, "%s is owned by uid %u, not by %s", name, (unsigned int)uid,
+		 file_trusted_names(trusted, sizeof(trusted)));
+	file_add_dir_advice(why, why_len);
 	return -EPERM;
 }
 
@@ -668,6 +689,7 @@ static int file_check_dir_stat(const char *name, const struct stat *st, char *wh
 	if ((st->st_mode & (S_IWGRP | S_IWOTH)) && !(st->st_mode & S_ISVTX)) {
 		snprintf(why, why_len, "%s is writable by %s and not sticky", name,
 			 st->st_mode & S_IWOTH ? "others" : "its group");
+		file_add_dir_advice(why, why_len);
 		return -EPERM;
 	}
 	return 0;
@@ -725,6 +747,26 @@ static int file_dir_of(const char *path, bool is_dir, char *dir, size_t len)
 	return 0;
 }
 
+/*
+ * Why the name path, which another user made (a symlink or a file), is
+ * refused, and what to do: name its directory instead, where the swap file
+ * has no name for anyone to take first.
+ */
+static void file_why_taken(const char *path, bool is_link, uid_t uid, char *why, size_t why_len)
+{
+	char dir[PATH_MAX], trusted[32];
+
+	if (file_dir_of(path, false, dir, sizeof(dir)) < 0)
+		snprintf(dir, sizeof(dir), "DIRECTORY");
+	snprintf(why, why_len,
+		 "%s is %sowned by uid %u, not by %s: %s; remove it, or name the directory "
+		 "instead (file:%s), where the swap file gets no name anyone could take first",
+		 path, is_link ? "a symlink " : "", (unsigned int)uid,
+		 file_trusted_names(trusted, sizeof(trusted)),
+		 is_link ? "refusing to follow it" : "another user made it, so it is not used",
+		 dir);
+}
+
 /* The check_path op, with the resolved name of the directory it checked in dir_resolved. */
 static int file_check_path(const char *path, struct stat *st, char *dir_resolved, char *why,
 			   size_t why_len)
@@ -740,13 +782,19 @@ static int file_check_path(const char *path, struct stat *st, char *dir_resolved
 		}
 		st->st_mode = 0;
 	} else if (S_ISLNK(st->st_mode)) {
-		snprintf(why, why_len, "%s is a symlink: refusing to follow it", path);
+		if (!file_is_trusted_owner(st->st_uid)) {
+			file_why_taken(path, true, st->st_uid, why, why_len);
+			return -ELOOP;
+		}
+		snprintf(why, why_len, "%s is a symlink: refusing to follow it; name its target",
+			 path);
 		return -ELOOP;
 	} else if (!S_ISDIR(st->st_mode) && !S_ISREG(st->st_mode)) {
 		snprintf(why, why_len, "%s is not a regular file or a directory", path);
 		return -EINVAL;
 	} else if (S_ISREG(st->st_mode) && !file_is_trusted_owner(st->st_uid)) {
-		return file_why_owner(path, st->st_uid, why, why_len);
+		file_why_taken(path, false, st->st_uid, why, why_len);
+		return -EPERM;
 	}
 	ret = file_dir_of(path, S_ISDIR(st->st_mode), dir, sizeof(dir));
 	if (ret < 0) {

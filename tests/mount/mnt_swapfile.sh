@@ -3,10 +3,12 @@
 #
 # The swap file's path and seals through a real mount: a symlink, a
 # directory others may write to and a file someone else made are refused
-# by name; with encrypt=on no evicted text can be found in the swap file,
-# with encrypt=off it can; bytes overwritten in the swap file make the
-# reads of those pages fail with EIO, counted, and nothing else; auto
-# readahead reads ahead with cache=never only.
+# by name before anything is mounted, with what to do instead (for names
+# another user took first in a sticky directory: the directory itself);
+# with encrypt=on no evicted text can be found in the swap file, with
+# encrypt=off it can; bytes overwritten in the swap file make the reads of
+# those pages fail with EIO, counted, and nothing else; auto readahead
+# reads ahead with cache=never only.
 #
 # usage: mnt_swapfile.sh TIERFS TIERCTL
 # Exits 0 pass, 1 fail, 77 skip (not root, no usable /dev/fuse).
@@ -18,20 +20,27 @@ tierctl=$2
 # shellcheck source=tests/mount/lib.sh
 . "$(dirname "$0")/lib.sh"
 
-# A mount that must fail, with a message that names the path and says why.
+# refused NAME PATH WHY [BACKEND]: a mount with backend=BACKEND (file:PATH)
+# must fail before anything is mounted, with a message that names the
+# option and the path and says why.
 refused() {
 	name=$1
 	path=$2
 	why=$3
+	spec=${4:-file:$path}
 
-	if out=$("$tierfs" "$mnt" -o "size=16M,mem=1M,swapsize=16M,backend=file:$path" 2>&1); then
+	if out=$("$tierfs" "$mnt" -o "size=16M,mem=1M,swapsize=16M,backend=$spec" 2>&1); then
 		fail "$name: refused" "a failed mount" "mounted"
 		fusermount3 -u "$mnt"
 		return
 	fi
+	if grep -q " $mnt " /proc/self/mounts; then
+		fail "$name: refused before mounting" "no mount" "a mount left"
+		fusermount3 -u "$mnt"
+	fi
 	case $out in
-	*"backend=file:$path: "*"$why"*) ok "$name: refused: $out" ;;
-	*) fail "$name: message" "backend=file:$path: ... $why" "$out" ;;
+	*"backend=$spec: "*"$why"*) ok "$name: refused: $out" ;;
+	*) fail "$name: message" "backend=$spec: ... $why" "$out" ;;
 	esac
 }
 
@@ -61,6 +70,55 @@ truncate -s 1T "$work/target/premade"
 chown 65534:65534 "$work/target/premade"
 refused "a file of nobody's" "$work/target/premade" \
 	"$work/target/premade is owned by uid 65534, not by root"
+
+# A directory all may write to, as /var/tmp, where nobody took the names
+# first: a file, and a symlink to a file of root's.  Each mount is refused
+# before anything is mounted, naming the option, the path, the owner and
+# what to do instead; neither file is touched; the directory itself, where
+# the swap file has no name, mounts.
+shared=$work/shared
+mkdir "$shared"
+chmod 1777 "$shared"
+chmod 755 "$work"
+echo "root's own" >"$work/rootfile"
+as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+echo "nobody's" | as_nobody tee "$shared/x.swap" >/dev/null &&
+	as_nobody ln -s "$work/rootfile" "$shared/y.swap" ||
+	fail "nobody's names in $shared" "made" "not made"
+files_state() {
+	stat -c '%n %s %Y %Z %u %i' "$shared/x.swap" "$work/rootfile"
+	md5 "$shared/x.swap"
+	md5 "$work/rootfile"
+}
+before=$(files_state)
+for spec in "file:$shared/x.swap" "zpool+file:$shared/x.swap"; do
+	refused "$spec, a file of nobody's in a sticky directory" "$shared/x.swap" \
+		"$shared/x.swap is owned by uid 65534, not by root: another user made it, so it is not used; remove it, or name the directory instead (file:$shared)" \
+		"$spec"
+done
+for spec in "file:$shared/y.swap" "zpool+file:$shared/y.swap"; do
+	refused "$spec, nobody's symlink to a file of root's" "$shared/y.swap" \
+		"$shared/y.swap is a symlink owned by uid 65534, not by root: refusing to follow it; remove it, or name the directory instead (file:$shared)" \
+		"$spec"
+done
+after=$(files_state)
+if [ "$before" = "$after" ]; then
+	ok "nobody's file and root's file untouched"
+else
+	fail "nobody's file and root's file" "untouched: $before" "$after"
+fi
+if "$tierfs" "$mnt" -o "size=16M,mem=1M,swapsize=16M,backend=file:$shared"; then
+	ok "the sticky directory itself beside nobody's names: mounted"
+	entries=$(find "$shared" -mindepth 1 -printf '%f\n' | sort | tr '\n' ' ')
+	if [ "$entries" = "x.swap y.swap " ]; then
+		ok "no name of the swap file in $shared"
+	else
+		fail "entries of $shared" "x.swap y.swap" "$entries"
+	fi
+	fusermount3 -u "$mnt"
+else
+	fail "the sticky directory itself beside nobody's names" "a mount" "a failure"
+fi
 
 # The daemon's fd on the unnamed swap file in $1: its link names the directory.
 swap_fd() {
