@@ -462,7 +462,7 @@ static bool is_known_xattr(const char *name)
 	       !strcmp(name, XATTR_DEFAULT_ACL);
 }
 
-static int setxattr_locked(struct tierfs *fs, struct inode *inode, const char *name,
+static int setxattr_locked(struct tierfs *fs, fuse_req_t req, struct inode *inode, const char *name,
 			   const char *value, size_t size, int flags)
 {
 	bool is_access_acl = !strcmp(name, XATTR_ACCESS_ACL);
@@ -492,6 +492,9 @@ static int setxattr_locked(struct tierfs *fs, struct inode *inode, const char *n
 		inode->mode = acl_apply_to_mode(acl, len, inode->mode, &is_equiv);
 		if (is_equiv)
 			ns_xattr_remove(&fs->ns, inode, name);
+		/* As a chmod by someone outside the group would (setfacl -m). */
+		if ((inode->mode & S_ISGID) && !suid_in_group_or_capable(req, inode->gid))
+			inode->mode &= ~(mode_t)S_ISGID;
 	}
 	fs_now(&inode->ctime);
 	return 0;
@@ -505,7 +508,7 @@ void fs_op_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char
 	int err;
 
 	pthread_rwlock_wrlock(&inode->lock);
-	err = setxattr_locked(fs, inode, name, value, size, flags);
+	err = setxattr_locked(fs, req, inode, name, value, size, flags);
 	pthread_rwlock_unlock(&inode->lock);
 	if (err == -ENOSPC)
 		atomic_fetch_add(&fs->counters.nr_enospc, 1);

@@ -76,6 +76,11 @@ static bool is_in_group(fuse_req_t req, gid_t gid)
 	return false;
 }
 
+bool suid_in_group_or_capable(fuse_req_t req, gid_t gid)
+{
+	return fuse_req_ctx(req)->uid == 0 || is_in_group(req, gid);
+}
+
 bool suid_clear(fuse_req_t req, struct inode *inode)
 {
 	mode_t mode = inode->mode;

@@ -37,6 +37,13 @@ bool suid_kill_asked(void);
 bool suid_clear(fuse_req_t req, struct inode *inode);
 
 /*
+ * Whether req's caller may keep SGID on a file of group gid it changes the
+ * ACL of: in that group, or root (for CAP_FSETID).  The kernel would say
+ * so in FUSE_SETXATTR_EXT's flags, which libfuse 3.14 cannot parse.
+ */
+bool suid_in_group_or_capable(fuse_req_t req, gid_t gid);
+
+/*
  * After data was written to inode by req: clear what the writer may not
  * keep.  Returns whether the mode changed: the kernel's copy of it is then
  * stale (fs_inval_attr).

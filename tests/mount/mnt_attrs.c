@@ -1213,6 +1213,46 @@ static int attr_expect_xattr_names(const char *path, const char *const *names, s
 }
 
 /* A named group entry grants its members. */
+/*
+ * An owner outside the file's group who sets an access ACL loses SGID, as
+ * with a chmod (posix_acl_update_mode); one in the group keeps it.
+ */
+static int attr_acl_sgid(void)
+{
+	static const gid_t member[] = { ATTR_GID_SHARED };
+	const struct attr_acl_entry acl[] = {
+		{ ATTR_ACL_USER_OBJ, 7, ATTR_ACL_UNDEFINED_ID },
+		{ ATTR_ACL_USER, 4, ATTR_UID_B },
+		{ ATTR_ACL_GROUP_OBJ, 5, ATTR_ACL_UNDEFINED_ID },
+		{ ATTR_ACL_MASK, 5, ATTR_ACL_UNDEFINED_ID },
+		{ ATTR_ACL_OTHER, 5, ATTR_ACL_UNDEFINED_ID },
+	};
+	pid_t pid;
+
+	T_CALL(attr_skip_unless_root());
+	T_CALL(attr_make_file("outside", 0644, NULL));
+	T_CALL(attr_make_file("inside", 0644, NULL));
+	T_OK(chown("outside", ATTR_UID_A, ATTR_GID_SHARED));
+	T_OK(chown("inside", ATTR_UID_A, ATTR_GID_SHARED));
+	T_OK(chmod("outside", 02755));
+	T_OK(chmod("inside", 02755));
+	pid = harness_fork_as(ATTR_UID_A, ATTR_GID_A, 0, NULL);
+	if (pid == 0) {
+		T_CALL(attr_set_acl("outside", ATTR_XATTR_ACCESS, acl, 5));
+		T_CALL(attr_expect_mode("outside", S_IFREG | 0755));
+		return T_EXIT_PASS;
+	}
+	T_WAIT(pid);
+	pid = harness_fork_as(ATTR_UID_A, ATTR_GID_A, 1, member);
+	if (pid == 0) {
+		T_CALL(attr_set_acl("inside", ATTR_XATTR_ACCESS, acl, 5));
+		T_CALL(attr_expect_mode("inside", S_IFREG | 02755));
+		return T_EXIT_PASS;
+	}
+	T_WAIT(pid);
+	return T_EXIT_PASS;
+}
+
 static int attr_acl_named_group(void)
 {
 	static const gid_t member[] = { ATTR_GID_SHARED };
@@ -1800,6 +1840,7 @@ static const struct harness_check attr_checks[] = {
 	HARNESS_CHECK(attr_sticky_dir),
 	HARNESS_CHECK(attr_acl_access),
 	HARNESS_CHECK(attr_acl_named_group),
+	HARNESS_CHECK(attr_acl_sgid),
 	HARNESS_CHECK(attr_acl_equivalent_mode),
 	HARNESS_CHECK(attr_acl_invalid),
 	HARNESS_CHECK(attr_acl_default),
