@@ -66,6 +66,16 @@ stat_of() {
 
 md5() { md5sum <"$1" | cut -d' ' -f1; }
 
+# expect_counted NAME KEY WHAT: tierctl's counter KEY is above 0.
+expect_counted() {
+	counted=$(stat_of "$2")
+	if [ "${counted:-0}" -gt 0 ]; then
+		ok "$1: $counted $3"
+	else
+		fail "$1: $2" "> 0" "${counted:-none}"
+	fi
+}
+
 # mixed_data FILE: 64 MiB in 1 MiB pieces: zero pages, text, pages half
 # random and half zero (they compress to about half), random, text.
 mixed_data() {
