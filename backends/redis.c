@@ -10,7 +10,9 @@
  * neighbouring slots is a pipeline to one node and the mount's keys are few
  * enough to carry a time to live: every key gets redis_ttl= when written,
  * re-armed every third of it while the mount lives, so the keys of a mount
- * that died without unmounting expire; unmount deletes them all.
+ * that died without unmounting expire; unmount deletes them all.  A field
+ * is named by its slot and the slot's generation, bumped each time the
+ * slot is handed out.
  *
  * hiredis speaks the protocol; the cluster part is ours.  The slot map comes
  * from CLUSTER SLOTS of any node that answers (a server with cluster support
@@ -19,7 +21,9 @@
  * TRYAGAIN, CLUSTERDOWN or on a broken connection is sent again, after a
  * refresh of the map where that is what it means, until redis_timeout=
  * runs out.  Every command used (HSET, HGET, HDEL, PEXPIRE, UNLINK) may be
- * sent twice without harm.  A store that is not done in time fails and the
+ * sent twice without harm, the copy on a broken connection landing late
+ * included: an HSET or HDEL of a slot's earlier use names a field that no
+ * load asks for again.  A store that is not done in time fails and the
  * page stays in the tier above; a load that is not is -EIO for that read.
  */
 #include <errno.h>
@@ -113,10 +117,11 @@ struct redis_backend {
 	pthread_mutex_t refresh_lock;
 	uint64_t refreshed_ns;
 
-	/* Slots; alloc_lock protects all but nonces and lens, the owner's. */
+	/* Slots; alloc_lock protects all but nonces, lens and gens, the owner's. */
 	uint64_t nr_slots;
 	uint64_t *nonces;	/* of each slot's seal */
 	uint16_t *lens;		/* each slot's value before sealing; 0: not stored */
+	uint32_t *gens;		/* each slot's generation, in its field's name */
 	uint16_t *bucket_hash;	/* each bucket's hash slot */
 	uint16_t *bucket_pages; /* stored in each bucket */
 	uint32_t *bucket_bytes; /* their values' bytes */
@@ -461,6 +466,22 @@ static int redis_classify(struct redis_backend *b, struct redis_cmd *cmd, const 
 	return -EIO;
 }
 
+/*
+ * The field of slot in its bucket's hash: the slot's place in the bucket and
+ * its generation, so that a command that lands late (sent again on a
+ * connection that broke) only ever touches the field of the slot's earlier
+ * use, which no load asks for.  Into buf (5 bytes); returns its length.
+ */
+static size_t redis_field(const struct redis_backend *b, uint64_t slot, char *buf)
+{
+	uint32_t gen = b->gens[slot];
+
+	buf[0] = (char)(slot & (REDIS_BUCKET_SLOTS - 1));
+	for (int i = 0; i < 4; i++)
+		buf[1 + i] = (char)(gen >> (8 * i));
+	return 5;
+}
+
 static void redis_append(struct redis_backend *b, redisContext *c, const struct redis_cmd *cmd)
 {
 	char key[48], field[8], ms[24];
@@ -470,18 +491,17 @@ static void redis_append(struct redis_backend *b, redisContext *c, const struct 
 
 	argvlen[1] = (size_t)redis_key(b, redis_cmd_bucket(cmd), key);
 	argv[1] = key;
-	field[0] = (char)(cmd->slot & 0xff);
 	switch (cmd->kind) {
 	case REDIS_SET:
 		argv[0] = "HSET", argvlen[0] = 4;
-		argv[2] = field, argvlen[2] = 1;
+		argv[2] = field, argvlen[2] = redis_field(b, cmd->slot, field);
 		argv[3] = cmd->val, argvlen[3] = cmd->val_len;
 		argc = 4;
 		break;
 	case REDIS_GET:
 	case REDIS_HDEL:
 		argv[0] = cmd->kind == REDIS_GET ? "HGET" : "HDEL", argvlen[0] = 4;
-		argv[2] = field, argvlen[2] = 1;
+		argv[2] = field, argvlen[2] = redis_field(b, cmd->slot, field);
 		argc = 3;
 		break;
 	case REDIS_EXPIRE:
@@ -727,7 +747,7 @@ static int redis_worker_reserve(struct redis_worker *w, unsigned int nr_cmds, un
 	return 0;
 }
 
-/* Hand out up to nr slots; alloc_lock held.  Returns how many. */
+/* Hand out up to nr slots, each in a new generation; alloc_lock held.  Returns how many. */
 static unsigned int redis_alloc(struct redis_backend *b, uint64_t *slots, unsigned int nr)
 {
 	unsigned int n = 0;
@@ -736,6 +756,8 @@ static unsigned int redis_alloc(struct redis_backend *b, uint64_t *slots, unsign
 		slots[n++] = b->free_stack[--b->nr_free];
 	while (n < nr && b->cursor < b->nr_slots)
 		slots[n++] = b->cursor++;
+	for (unsigned int i = 0; i < n; i++)
+		b->gens[slots[i]]++;
 	return n;
 }
 
@@ -752,8 +774,8 @@ static bool redis_has_pending(struct redis_backend *b)
 /*
  * Delete the pending frees from the store, REDIS_FREE_BATCH at a time, then
  * let their slots be reused.  Reusable whether or not the delete went
- * through: a store overwrites the field, and what a lost node kept goes at
- * unmount or expiry.
+ * through: the next use of a slot is another generation, another field, and
+ * what a lost node kept goes at unmount or expiry.
  */
 static void redis_flush_frees(struct redis_backend *b, struct redis_worker *w)
 {
@@ -1113,8 +1135,8 @@ static void redis_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	st->stored_pages = b->nr_used;
 	st->pool_bytes = b->value_bytes;
 	/* Slot metadata of the slots handed out so far, and the stack of free ones. */
-	st->meta_bytes = b->cursor * (sizeof(*b->lens) + (b->key ? sizeof(*b->nonces) : 0) +
-				      sizeof(*b->free_stack)) +
+	st->meta_bytes = b->cursor * (sizeof(*b->lens) + sizeof(*b->gens) +
+				      (b->key ? sizeof(*b->nonces) : 0) + sizeof(*b->free_stack)) +
 			 ((b->cursor >> REDIS_BUCKET_SHIFT) + 1) *
 				 (sizeof(*b->bucket_hash) + sizeof(*b->bucket_pages) +
 				  sizeof(*b->bucket_bytes)) +
@@ -1268,6 +1290,7 @@ static void redis_destroy(struct tier_backend *tb)
 	free(b->user);
 	free(b->nonces);
 	free(b->lens);
+	free(b->gens);
 	free(b->bucket_hash);
 	free(b->bucket_pages);
 	free(b->bucket_bytes);
@@ -1343,13 +1366,14 @@ static int redis_create(const struct backend_config *cfg, struct tier_backend **
 	nr_buckets = (b->nr_slots + REDIS_BUCKET_SLOTS - 1) >> REDIS_BUCKET_SHIFT;
 	ret = -ENOMEM;
 	b->lens = calloc(b->nr_slots, sizeof(*b->lens));
+	b->gens = calloc(b->nr_slots, sizeof(*b->gens));
 	b->free_stack = calloc(b->nr_slots, sizeof(*b->free_stack));
 	b->pending = calloc(b->nr_slots, sizeof(*b->pending));
 	b->bucket_hash = calloc(nr_buckets, sizeof(*b->bucket_hash));
 	b->bucket_pages = calloc(nr_buckets, sizeof(*b->bucket_pages));
 	b->bucket_bytes = calloc(nr_buckets, sizeof(*b->bucket_bytes));
-	if (!b->lens || !b->free_stack || !b->pending || !b->bucket_hash || !b->bucket_pages ||
-	    !b->bucket_bytes)
+	if (!b->lens || !b->gens || !b->free_stack || !b->pending || !b->bucket_hash ||
+	    !b->bucket_pages || !b->bucket_bytes)
 		goto fail;
 	for (uint64_t k = 0; k < nr_buckets; k++)
 		b->bucket_hash[k] = redis_key_hash(b, k);
