@@ -126,20 +126,33 @@ struct redis_backend {
 	uint16_t *bucket_pages; /* stored in each bucket */
 	uint32_t *bucket_bytes; /* their values' bytes */
 	pthread_mutex_t alloc_lock;
-	pthread_mutex_t flush_lock; /* held by the one flush of pending frees */
-	uint32_t *free_stack;	    /* slots free to reuse */
+	pthread_cond_t flushed; /* with alloc_lock: a flush gave its slots back */
+	uint32_t *free_stack;	/* slots free to reuse */
 	uint64_t nr_free;
 	uint64_t cursor;  /* slots below were handed out at some time */
 	uint64_t nr_used; /* stored, not freed */
 	uint64_t value_bytes;
-	uint32_t *pending; /* freed, to be deleted before reuse */
-	uint64_t nr_pending;
+	/*
+	 * Freed slots whose fields are still to be deleted, oldest first: a ring
+	 * with room for every slot, so that a free neither waits nor fails.  A
+	 * slot goes on to the free stack once its delete is acknowledged.
+	 */
+	uint32_t *pending;
+	uint64_t pending_head, nr_pending;
+	uint64_t nr_flushing; /* taken from pending by flushes under way */
 	struct redis_worker workers[REDIS_WORKERS];
 
-	pthread_t thread; /* flushes frees, re-arms the keys' time to live */
+	/*
+	 * The thread deletes the fields of freed slots and re-arms the keys'
+	 * time to live; thread_lock protects the flags, the rest is its own.
+	 */
+	pthread_t thread;
 	pthread_mutex_t thread_lock;
-	pthread_cond_t thread_cond;
-	bool is_stopping, has_thread;
+	pthread_cond_t thread_cond; /* stop, or frees to delete */
+	atomic_bool is_stopping;
+	bool has_thread, is_flush_wanted;
+	uint64_t probed_ns; /* when deletes last went to nodes that were down */
+	struct redis_cmd flush_cmds[REDIS_FREE_BATCH];
 
 	atomic_uint_fast64_t nr_stores, nr_loads, nr_frees, nr_store_errors, nr_load_errors;
 	atomic_uint_fast64_t nr_reject_full, nr_reject_alloc, nr_decrypt_errors;
@@ -771,42 +784,149 @@ static bool redis_has_pending(struct redis_backend *b)
 	return has;
 }
 
-/*
- * Delete the pending frees from the store, REDIS_FREE_BATCH at a time, then
- * let their slots be reused.  Reusable whether or not the delete went
- * through: the next use of a slot is another generation, another field, and
- * what a lost node kept goes at unmount or expiry.
- */
-static void redis_flush_frees(struct redis_backend *b, struct redis_worker *w)
+/* Wait on cond, whose clock is CLOCK_MONOTONIC, until deadline_ns at the latest. */
+static void redis_wait_until(pthread_cond_t *cond, pthread_mutex_t *lock, uint64_t deadline_ns)
 {
-	uint32_t batch[REDIS_FREE_BATCH];
-	unsigned int nr;
+	struct timespec ts = { (time_t)(deadline_ns / 1000000000),
+			       (long)(deadline_ns % 1000000000) };
 
-	if (redis_worker_reserve(w, REDIS_FREE_BATCH, 0))
-		return; /* no memory: the slots wait for the next flush */
-	/* One at a time: a store short of slots waits here for those in flight. */
-	pthread_mutex_lock(&b->flush_lock);
-	for (;;) {
-		pthread_mutex_lock(&b->alloc_lock);
-		nr = b->nr_pending < REDIS_FREE_BATCH ? (unsigned int)b->nr_pending :
-							REDIS_FREE_BATCH;
-		b->nr_pending -= nr;
-		memcpy(batch, b->pending + b->nr_pending, nr * sizeof(*batch));
-		pthread_mutex_unlock(&b->alloc_lock);
-		if (!nr)
-			break;
-		for (unsigned int i = 0; i < nr; i++)
-			w->cmds[i] = (struct redis_cmd){ .kind = REDIS_HDEL, .slot = batch[i] };
-		redis_run(b, w->cmds, nr);
-		pthread_mutex_lock(&b->alloc_lock);
-		for (unsigned int i = 0; i < nr; i++)
-			b->free_stack[b->nr_free++] = batch[i];
-		pthread_mutex_unlock(&b->alloc_lock);
-	}
-	pthread_mutex_unlock(&b->flush_lock);
+	pthread_cond_timedwait(cond, lock, &ts);
 }
 
-/* Give slot back; alloc_lock held.  Returns whether the pending list is full. */
+/* Put slot at pending's tail; alloc_lock held. */
+static void redis_pending_add(struct redis_backend *b, uint32_t slot)
+{
+	b->pending[(b->pending_head + b->nr_pending++) % b->nr_slots] = slot;
+}
+
+/* Have the thread delete the pending frees' fields now rather than at its next tick. */
+static void redis_kick(struct redis_backend *b)
+{
+	pthread_mutex_lock(&b->thread_lock);
+	b->is_flush_wanted = true;
+	pthread_cond_signal(&b->thread_cond);
+	pthread_mutex_unlock(&b->thread_lock);
+}
+
+/*
+ * Take up to max slots from pending's head and delete their fields: a slot
+ * whose delete is acknowledged goes on to the free stack, any other back
+ * to the tail, for a later try.  With skip_down, a slot whose key is on a
+ * node that is down goes back unsent, as it would only wait out
+ * redis_timeout=.  Returns how many slots were freed; *nr_taken, how many
+ * were taken.
+ */
+static unsigned int redis_flush_batch(struct redis_backend *b, struct redis_cmd *cmds, uint64_t max,
+				      bool skip_down, unsigned int *nr_taken)
+{
+	uint32_t batch[REDIS_FREE_BATCH], skipped[REDIS_FREE_BATCH];
+	unsigned int nr, nr_sent = 0, nr_skipped = 0, nr_freed = 0;
+
+	if (max > REDIS_FREE_BATCH)
+		max = REDIS_FREE_BATCH;
+	pthread_mutex_lock(&b->alloc_lock);
+	nr = (unsigned int)(b->nr_pending < max ? b->nr_pending : max);
+	for (unsigned int i = 0; i < nr; i++)
+		batch[i] = b->pending[(b->pending_head + i) % b->nr_slots];
+	b->pending_head = (b->pending_head + nr) % b->nr_slots;
+	b->nr_pending -= nr;
+	b->nr_flushing += nr;
+	pthread_mutex_unlock(&b->alloc_lock);
+	*nr_taken = nr;
+	if (!nr)
+		return 0;
+
+	pthread_rwlock_rdlock(&b->map_lock);
+	for (unsigned int i = 0; i < nr; i++) {
+		uint64_t bucket = batch[i] >> REDIS_BUCKET_SHIFT;
+
+		if (skip_down && b->nodes[b->slot_node[b->bucket_hash[bucket]]]->is_down)
+			skipped[nr_skipped++] = batch[i];
+		else
+			cmds[nr_sent++] =
+				(struct redis_cmd){ .kind = REDIS_HDEL, .slot = batch[i] };
+	}
+	pthread_rwlock_unlock(&b->map_lock);
+	if (nr_sent)
+		redis_run(b, cmds, nr_sent);
+
+	pthread_mutex_lock(&b->alloc_lock);
+	for (unsigned int i = 0; i < nr_sent; i++) {
+		if (cmds[i].res) {
+			redis_pending_add(b, (uint32_t)cmds[i].slot);
+		} else {
+			b->free_stack[b->nr_free++] = (uint32_t)cmds[i].slot;
+			nr_freed++;
+		}
+	}
+	for (unsigned int i = 0; i < nr_skipped; i++)
+		redis_pending_add(b, skipped[i]);
+	b->nr_flushing -= nr;
+	pthread_cond_broadcast(&b->flushed);
+	pthread_mutex_unlock(&b->alloc_lock);
+	return nr_freed;
+}
+
+/*
+ * The thread's round of deletes: each slot pending when it starts, once.
+ * Those on a node that is down are sent at most once a second, to find
+ * out whether it is back; in between they wait in pending.
+ */
+static void redis_flush_frees(struct redis_backend *b)
+{
+	uint64_t left, now = clock_now_ns();
+	bool skip_down = now - b->probed_ns < 1000000000;
+
+	if (!skip_down)
+		b->probed_ns = now;
+	pthread_mutex_lock(&b->alloc_lock);
+	left = b->nr_pending;
+	pthread_mutex_unlock(&b->alloc_lock);
+	while (left && !atomic_load(&b->is_stopping)) {
+		unsigned int taken;
+
+		redis_flush_batch(b, b->flush_cmds, left, skip_down, &taken);
+		if (!taken)
+			break;
+		left -= taken;
+		skip_down = true;
+	}
+}
+
+/*
+ * A store short of slots deletes pending frees' fields itself, and waits
+ * for those a flush has under way, until it has nr more slots or
+ * redis_timeout= has passed.  Returns how many it put in slots.
+ */
+static unsigned int redis_alloc_flushed(struct redis_backend *b, struct redis_worker *w,
+					uint64_t *slots, unsigned int nr)
+{
+	uint64_t deadline = clock_now_ns() + (uint64_t)b->timeout_ms * 1000000;
+	unsigned int n = 0;
+
+	if (redis_worker_reserve(w, REDIS_FREE_BATCH, 0))
+		return 0;
+	while (n < nr) {
+		unsigned int taken, freed = redis_flush_batch(b, w->cmds, nr - n, true, &taken);
+		bool is_empty = false;
+
+		pthread_mutex_lock(&b->alloc_lock);
+		n += redis_alloc(b, slots + n, nr - n);
+		if (n < nr && !taken) {
+			while (!b->nr_pending && b->nr_flushing && clock_now_ns() < deadline)
+				redis_wait_until(&b->flushed, &b->alloc_lock, deadline);
+			n += redis_alloc(b, slots + n, nr - n);
+			is_empty = !b->nr_pending;
+		}
+		pthread_mutex_unlock(&b->alloc_lock);
+		/* Nothing left, or what is left waits for a node that is down. */
+		if (is_empty || (taken && !freed) || clock_now_ns() >= deadline)
+			break;
+	}
+	return n;
+}
+
+/* Give slot back; alloc_lock held.  Returns whether the thread should delete the pending now. */
 static bool redis_release(struct redis_backend *b, uint64_t slot)
 {
 	uint64_t bucket = slot >> REDIS_BUCKET_SHIFT;
@@ -820,28 +940,26 @@ static bool redis_release(struct redis_backend *b, uint64_t slot)
 		b->nr_used--;
 		b->lens[slot] = 0;
 	}
-	b->pending[b->nr_pending++] = (uint32_t)slot;
+	redis_pending_add(b, (uint32_t)slot);
 	return b->nr_pending % REDIS_FREE_BATCH == 0;
 }
 
+/*
+ * No I/O here: the callers hold the locks of the file or of reclaim.  The
+ * thread deletes the fields; until then the slots wait in pending.
+ */
 static void redis_free(struct tier_backend *tb, const uint64_t *slots, unsigned int nr)
 {
 	struct redis_backend *b = to_redis(tb);
+	bool is_kick = false;
 
 	atomic_fetch_add(&b->nr_frees, nr);
-	for (unsigned int i = 0; i < nr; i++) {
-		bool is_full;
-
-		pthread_mutex_lock(&b->alloc_lock);
-		is_full = redis_release(b, slots[i]);
-		pthread_mutex_unlock(&b->alloc_lock);
-		if (is_full) {
-			struct redis_worker *w = redis_worker_take(b);
-
-			redis_flush_frees(b, w);
-			pthread_mutex_unlock(&w->lock);
-		}
-	}
+	pthread_mutex_lock(&b->alloc_lock);
+	for (unsigned int i = 0; i < nr; i++)
+		is_kick |= redis_release(b, slots[i]);
+	pthread_mutex_unlock(&b->alloc_lock);
+	if (is_kick)
+		redis_kick(b);
 }
 
 /* Compress and seal page for slot into out; returns the value's length and sets *len. */
@@ -876,12 +994,8 @@ static int redis_store_chunk(struct redis_backend *b, struct redis_worker *w, vo
 	pthread_mutex_lock(&b->alloc_lock);
 	n = redis_alloc(b, slots, nr);
 	pthread_mutex_unlock(&b->alloc_lock);
-	if (n < nr) {
-		redis_flush_frees(b, w);
-		pthread_mutex_lock(&b->alloc_lock);
-		n += redis_alloc(b, slots + n, nr - n);
-		pthread_mutex_unlock(&b->alloc_lock);
-	}
+	if (n < nr)
+		n += redis_alloc_flushed(b, w, slots + n, nr - n);
 	if (!n) {
 		atomic_fetch_add(&b->nr_reject_full, nr);
 		return -ENOSPC;
@@ -920,11 +1034,12 @@ static int redis_store_chunk(struct redis_backend *b, struct redis_worker *w, vo
 		b->value_bytes += bytes;
 		b->nr_used++;
 	}
-	/* Past the first failure: given back, what got there deleted. */
+	/* Past the first failure: given back, what got there deleted by the thread. */
 	for (unsigned int i = stored; i < n; i++)
 		redis_release(b, slots[i]);
 	pthread_mutex_unlock(&b->alloc_lock);
 	if (stored < n) {
+		redis_kick(b);
 		if (err == -ENOSPC)
 			atomic_fetch_add(&b->nr_reject_full, n - stored);
 		else
@@ -933,7 +1048,6 @@ static int redis_store_chunk(struct redis_backend *b, struct redis_worker *w, vo
 			log_limited(&b->rl_store, LOG_WARNING,
 				    "backend=redis: a store of %u pages failed: %s", n,
 				    strerror(-err));
-		redis_flush_frees(b, w);
 	}
 	atomic_fetch_add(&b->nr_stores, stored);
 	return stored ? (int)stored : err;
@@ -1086,20 +1200,15 @@ static void *redis_thread(void *arg)
 
 	pthread_mutex_lock(&b->thread_lock);
 	while (!b->is_stopping) {
-		struct timespec ts;
-
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_sec += 1;
-		pthread_cond_timedwait(&b->thread_cond, &b->thread_lock, &ts);
+		if (!b->is_flush_wanted)
+			redis_wait_until(&b->thread_cond, &b->thread_lock,
+					 clock_now_ns() + 1000000000);
+		b->is_flush_wanted = false;
 		if (b->is_stopping)
 			break;
 		pthread_mutex_unlock(&b->thread_lock);
-		if (redis_has_pending(b)) {
-			struct redis_worker *w = redis_worker_take(b);
-
-			redis_flush_frees(b, w);
-			pthread_mutex_unlock(&w->lock);
-		}
+		if (redis_has_pending(b))
+			redis_flush_frees(b);
 		if (b->ttl_ms && clock_now_ns() - armed_ns >= (uint64_t)b->ttl_ms * 1000000 / 3) {
 			armed_ns = clock_now_ns();
 			redis_each_bucket(b, REDIS_EXPIRE);
@@ -1134,9 +1243,10 @@ static void redis_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	pthread_mutex_lock(&b->alloc_lock);
 	st->stored_pages = b->nr_used;
 	st->pool_bytes = b->value_bytes;
-	/* Slot metadata of the slots handed out so far, and the stack of free ones. */
+	/* Slot metadata of the slots handed out so far, the free stack, the pending ring. */
 	st->meta_bytes = b->cursor * (sizeof(*b->lens) + sizeof(*b->gens) +
-				      (b->key ? sizeof(*b->nonces) : 0) + sizeof(*b->free_stack)) +
+				      (b->key ? sizeof(*b->nonces) : 0) + sizeof(*b->free_stack) +
+				      sizeof(*b->pending)) +
 			 ((b->cursor >> REDIS_BUCKET_SHIFT) + 1) *
 				 (sizeof(*b->bucket_hash) + sizeof(*b->bucket_pages) +
 				  sizeof(*b->bucket_bytes)) +
@@ -1145,6 +1255,7 @@ static void redis_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	for (int i = 0; i < REDIS_WORKERS; i++)
 		st->meta_bytes +=
 			b->workers[i].buf_len + b->workers[i].cmds_cap * sizeof(struct redis_cmd);
+	st->meta_bytes += sizeof(b->flush_cmds);
 	st->ram_bytes = st->meta_bytes;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->capacity_bytes = b->nr_slots * PAGE_SIZE;
@@ -1297,7 +1408,7 @@ static void redis_destroy(struct tier_backend *tb)
 	free(b->free_stack);
 	free(b->pending);
 	pthread_mutex_destroy(&b->alloc_lock);
-	pthread_mutex_destroy(&b->flush_lock);
+	pthread_cond_destroy(&b->flushed);
 	pthread_mutex_destroy(&b->refresh_lock);
 	pthread_rwlock_destroy(&b->map_lock);
 	pthread_mutex_destroy(&b->thread_lock);
@@ -1332,6 +1443,7 @@ static int redis_add_seeds(struct redis_backend *b, const char *list)
 static int redis_create(const struct backend_config *cfg, struct tier_backend **out)
 {
 	struct redis_backend *b;
+	pthread_condattr_t monotonic;
 	unsigned char id[8];
 	uint64_t nr_buckets;
 	int ret;
@@ -1353,9 +1465,12 @@ static int redis_create(const struct backend_config *cfg, struct tier_backend **
 	pthread_rwlock_init(&b->map_lock, NULL);
 	pthread_mutex_init(&b->refresh_lock, NULL);
 	pthread_mutex_init(&b->alloc_lock, NULL);
-	pthread_mutex_init(&b->flush_lock, NULL);
 	pthread_mutex_init(&b->thread_lock, NULL);
-	pthread_cond_init(&b->thread_cond, NULL);
+	pthread_condattr_init(&monotonic);
+	pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
+	pthread_cond_init(&b->flushed, &monotonic);
+	pthread_cond_init(&b->thread_cond, &monotonic);
+	pthread_condattr_destroy(&monotonic);
 	for (int i = 0; i < REDIS_WORKERS; i++)
 		pthread_mutex_init(&b->workers[i].lock, NULL);
 	randombytes_buf(id, sizeof(id));

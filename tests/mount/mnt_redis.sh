@@ -7,7 +7,9 @@
 # left after rm and unmount; a killed daemon's keys expire; a full server
 # (maxmemory, noeviction) makes writes fail with ENOSPC and loses nothing; a
 # stopped server is EIO for the pages it had and for nothing else, the mount
-# up and the errors counted; credentials from a file only root can read,
+# up and the errors counted; a paused server (SIGSTOP) holds up neither an rm
+# of a swapped file nor another user's read of a resident one, and has the
+# rm's deletes once it resumes; credentials from a file only root can read,
 # refused from a file others can, and the data out of reach of user nobody.
 # Three tiers, zpool+redis+file: what the server refuses (full) or fails
 # (stopped) goes to the swap file, byte-exact, and a drain empties both.
@@ -51,6 +53,8 @@ check_exact() {
 
 expect_eq() { [ "$2" = "$3" ] && ok "$1: $3" || fail "$1" "$2" "$3"; }
 expect_gt() { [ "$3" -gt "$2" ] 2>/dev/null && ok "$1: $3" || fail "$1" "more than $2" "$3"; }
+
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 daemon_pid() {
 	for p in $(pgrep -f -- "$mnt"); do
@@ -242,6 +246,46 @@ else
 	fail "$label: mount" "status 0" "a failure"
 fi
 
+# A server that stops answering (SIGSTOP, a hung host): an rm of a swapped
+# file does not wait for it, and a resident file of another user is read
+# meanwhile as fast as ever; resumed, the server has the rm's deletes.
+label="server paused"
+now_ms() { date +%s%3N; }
+redis_start "$port" || exit 1
+if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_timeout=1000" "$mnt" 2>"$work/err"; then
+	cp "$src" "$mnt/swapped"
+	chmod 755 "$work"
+	mkdir "$mnt/other"
+	chown 65534:65534 "$mnt/other"
+	nobody sh -c "head -c 1m /dev/urandom >'$mnt/other/resident'"
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	expect_gt "$label: pages in redis" 5000 "$(json_of 's["backend"]["stored_pages"]')"
+	redis_pause "$port"
+	(
+		t0=$(now_ms)
+		rm "$mnt/swapped"
+		echo $(($(now_ms) - t0)) >"$work/rm_ms"
+	) &
+	sleep 0.2
+	read_ms=$(nobody sh -c 't0=$(date +%s%3N); cat "$1" >/dev/null || exit; echo $(($(date +%s%3N) - t0))' \
+		sh "$mnt/other/resident")
+	wait
+	rm_ms=$(cat "$work/rm_ms")
+	[ "$rm_ms" -lt 500 ] && ok "$label: rm of a swapped file: $rm_ms ms" ||
+		fail "$label: rm of a swapped file, redis_timeout=1000" "under 500 ms" "$rm_ms ms"
+	[ -n "$read_ms" ] && [ "$read_ms" -lt 250 ] && ok "$label: nobody reads a resident file: $read_ms ms" ||
+		fail "$label: nobody reads a resident file" "under 250 ms" "${read_ms:-an error} ms"
+	redis_resume "$port"
+	for _ in $(seq 50); do [ "$(redis_dbsize)" = 0 ] && break; sleep 0.1; done
+	expect_eq "$label: keys left after rm, resumed" 0 "$(redis_dbsize)"
+	fusermount3 -u "$mnt"
+	chmod 700 "$work"
+else
+	fail "$label: mount" "status 0" "$(cat "$work/err")"
+fi
+redis_kill "$port"
+
 # Credentials from a file: root's alone, or the mount is refused.
 label=auth
 port=$(redis_free_port 1)
@@ -258,7 +302,6 @@ else
 fi
 chmod 600 "$work/auth"
 chmod 755 "$work"
-nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_auth=$work/auth" "$mnt"; then
 	cp "$src" "$mnt/f1"
 	sync

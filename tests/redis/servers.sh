@@ -52,6 +52,12 @@ redis_kill() {
 	rm -f "$redis_dir/$1/pid"
 }
 
+# redis_pause PORT, redis_resume PORT: the server stops answering (SIGSTOP),
+# as a host that hangs: connections are still accepted and requests
+# queue; then it goes on (SIGCONT) and serves them.
+redis_pause() { kill -STOP "$(cat "$redis_dir/$1/pid")"; }
+redis_resume() { kill -CONT "$(cat "$redis_dir/$1/pid")"; }
+
 # redis_cluster MASTERS REPLICAS: a cluster; sets redis_seeds
 # (HOST:PORT,...) and redis_cluster_ports, masters first.
 redis_cluster() {
