@@ -9,10 +9,20 @@
  * hash "tfs:{ID:BUCKET}" whose fields are the slots, so that a batch of
  * neighbouring slots is a pipeline to one node and the mount's keys are few
  * enough to carry a time to live: every key gets redis_ttl= when written,
- * re-armed every third of it while the mount lives, so the keys of a mount
- * that died without unmounting expire; unmount deletes them all.  A field
- * is named by its slot and the slot's generation, bumped each time the
- * slot is handed out.
+ * re-armed every third of it (a minute at most) while the mount lives, so
+ * the keys of a mount that died without unmounting expire; unmount deletes
+ * them all.  The time to live protects the server's memory; its cost is
+ * that a daemon that re-arms nothing for that long (stopped, the machine
+ * asleep, cut off from a node) loses its pages there, hence a default of a
+ * day, and a line in the log when such a daemon goes on.  A field is named
+ * by its slot and the slot's generation, bumped each time the slot is
+ * handed out.
+ *
+ * Two threads of the backend do what no caller should wait for: the
+ * flusher deletes the fields of freed slots (a free only queues the slot,
+ * under whatever locks its caller holds), the rearmer re-arms the time to
+ * live, and a node that does not answer holds up neither the other thread
+ * nor, in the rearmer, the other nodes.
  *
  * hiredis speaks the protocol; the cluster part is ours.  The slot map comes
  * from CLUSTER SLOTS of any node that answers (a server with cluster support
@@ -82,7 +92,7 @@ struct redis_conn {
 struct redis_node {
 	char host[256];
 	int port;
-	atomic_bool is_down; /* the last connection attempt failed (logged once) */
+	atomic_bool is_down; /* no connection, or no answer in time, since it last answered */
 	struct redis_conn conns[REDIS_CONNS];
 	atomic_uint_fast64_t nr_round_trips, nr_commands, nr_redirects, nr_errors;
 	atomic_uint_fast64_t nr_failovers; /* its slots given to another while it was down */
@@ -143,16 +153,20 @@ struct redis_backend {
 	struct redis_worker workers[REDIS_WORKERS];
 
 	/*
-	 * The thread deletes the fields of freed slots and re-arms the keys'
-	 * time to live; thread_lock protects the flags, the rest is its own.
+	 * Two threads: the flusher deletes the fields of freed slots, the
+	 * rearmer re-arms the keys' time to live, so that neither waits for a
+	 * node the other is stuck on.  thread_lock protects the flags; each
+	 * thread's commands and times are its own.
 	 */
-	pthread_t thread;
+	pthread_t flusher, rearmer;
 	pthread_mutex_t thread_lock;
-	pthread_cond_t thread_cond; /* stop, or frees to delete */
+	pthread_cond_t flush_cond; /* stop, or frees to delete */
+	pthread_cond_t rearm_cond; /* stop */
 	atomic_bool is_stopping;
-	bool has_thread, is_flush_wanted;
+	bool is_started, has_flusher, has_rearmer, is_flush_wanted;
 	uint64_t probed_ns; /* when deletes last went to nodes that were down */
 	struct redis_cmd flush_cmds[REDIS_FREE_BATCH];
+	struct redis_cmd rearm_cmds[REDIS_FREE_BATCH];
 
 	atomic_uint_fast64_t nr_stores, nr_loads, nr_frees, nr_store_errors, nr_load_errors;
 	atomic_uint_fast64_t nr_reject_full, nr_reject_alloc, nr_decrypt_errors;
@@ -226,6 +240,23 @@ static int redis_node_get(struct redis_backend *b, const char *host, int port)
 	return (int)n;
 }
 
+/*
+ * What an exchange with node said, logged when it changes.  Only an answer
+ * brings a node back: a hung server's kernel still accepts connections.
+ */
+static void redis_node_answered(struct redis_node *node)
+{
+	if (atomic_exchange(&node->is_down, false))
+		log_msg(LOG_INFO, "backend=redis: %s:%d: answers again", node->host, node->port);
+}
+
+static void redis_node_lost(struct redis_node *node, const char *why)
+{
+	atomic_fetch_add(&node->nr_errors, 1);
+	if (!atomic_exchange(&node->is_down, true))
+		log_msg(LOG_WARNING, "backend=redis: %s:%d: %s", node->host, node->port, why);
+}
+
 /* Connect c's slot to node, with AUTH.  Returns 0 or -EIO. */
 static int redis_connect(struct redis_backend *b, struct redis_node *node, struct redis_conn *rc)
 {
@@ -234,27 +265,33 @@ static int redis_connect(struct redis_backend *b, struct redis_node *node, struc
 	redisReply *r = NULL;
 
 	if (!c || c->err) {
-		if (!node->is_down)
-			log_msg(LOG_WARNING, "backend=redis: %s:%d: cannot connect: %s", node->host,
-				node->port, c ? c->errstr : "out of memory");
+		char why[160];
+
+		snprintf(why, sizeof(why), "cannot connect: %s", c ? c->errstr : "out of memory");
+		redis_node_lost(node, why);
 		goto fail;
 	}
-	if (redisSetTimeout(c, tv) != REDIS_OK)
+	if (redisSetTimeout(c, tv) != REDIS_OK) {
+		redis_node_lost(node, "cannot set a timeout");
 		goto fail;
+	}
 	redisEnableKeepAlive(c);
 	if (b->password) {
 		r = b->user ? redisCommand(c, "AUTH %s %s", b->user, b->password) :
 			      redisCommand(c, "AUTH %s", b->password);
-		if (!r || r->type == REDIS_REPLY_ERROR) {
+		if (!r) {
+			redis_node_lost(node, c->errstr);
+			goto fail;
+		}
+		if (r->type == REDIS_REPLY_ERROR) {
 			log_msg(LOG_ERR, "backend=redis: %s:%d: AUTH refused: %s", node->host,
-				node->port, r ? r->str : c->errstr);
+				node->port, r->str);
+			redis_node_lost(node, "AUTH refused");
 			goto fail;
 		}
 		freeReplyObject(r);
+		redis_node_answered(node);
 	}
-	if (node->is_down)
-		log_msg(LOG_INFO, "backend=redis: %s:%d: connected again", node->host, node->port);
-	node->is_down = false;
 	rc->c = c;
 	return 0;
 
@@ -263,8 +300,6 @@ fail:
 		freeReplyObject(r);
 	if (c)
 		redisFree(c);
-	node->is_down = true;
-	atomic_fetch_add(&node->nr_errors, 1);
 	return -EIO;
 }
 
@@ -336,9 +371,11 @@ static int redis_map_from(struct redis_backend *b, unsigned int i)
 		goto out;
 	r = redisCommand(rc->c, "CLUSTER SLOTS");
 	if (!r) {
+		redis_node_lost(b->nodes[i], rc->c->errstr[0] ? rc->c->errstr : "connection lost");
 		redis_conn_drop(rc);
 		goto out;
 	}
+	redis_node_answered(b->nodes[i]);
 	pthread_mutex_unlock(&rc->lock);
 	rc = NULL;
 	pthread_rwlock_wrlock(&b->map_lock);
@@ -410,12 +447,15 @@ out:
 }
 
 /*
- * Refresh the slot map from the first node that answers, at most every
- * 50 ms however many threads ask.  Returns 0, or -EIO when none did.
+ * Refresh the slot map from the first node that answers, those that are up
+ * asked first, at most every 50 ms however many threads ask.  Returns 0,
+ * or -EIO when none did.
  */
 static int redis_refresh(struct redis_backend *b, bool is_forced)
 {
 	uint64_t now = clock_now_ns();
+	bool was_down[REDIS_MAX_NODES];
+	unsigned int nr_nodes;
 	int ret = -EIO;
 
 	pthread_mutex_lock(&b->refresh_lock);
@@ -423,8 +463,13 @@ static int redis_refresh(struct redis_backend *b, bool is_forced)
 		pthread_mutex_unlock(&b->refresh_lock);
 		return 0;
 	}
-	for (unsigned int i = 0; i < atomic_load(&b->nr_nodes) && ret < 0; i++)
-		ret = redis_map_from(b, i) < 0 ? -EIO : 0;
+	nr_nodes = atomic_load(&b->nr_nodes);
+	for (unsigned int i = 0; i < nr_nodes; i++)
+		was_down[i] = b->nodes[i]->is_down;
+	for (int is_down = 0; is_down < 2; is_down++)
+		for (unsigned int i = 0; i < nr_nodes && ret < 0; i++)
+			if (was_down[i] == is_down)
+				ret = redis_map_from(b, i) < 0 ? -EIO : 0;
 	b->refreshed_ns = clock_now_ns();
 	pthread_mutex_unlock(&b->refresh_lock);
 	return ret;
@@ -667,15 +712,11 @@ static int redis_round(struct redis_backend *b, struct redis_cmd *cmds, unsigned
 				freeReplyObject(r);
 		}
 		if (is_broken) {
-			atomic_fetch_add(&node->nr_errors, 1);
-			if (!node->is_down)
-				log_msg(LOG_WARNING, "backend=redis: %s:%d: %s", node->host,
-					node->port,
-					conn[n]->c->errstr[0] ? conn[n]->c->errstr :
-								"connection lost");
-			node->is_down = true;
+			redis_node_lost(node, conn[n]->c->errstr[0] ? conn[n]->c->errstr :
+								      "connection lost");
 			redis_conn_drop(conn[n]);
 		} else {
+			redis_node_answered(node);
 			redis_lat_add(node, clock_now_ns() - t0[n]);
 		}
 		pthread_mutex_unlock(&conn[n]->lock);
@@ -804,7 +845,7 @@ static void redis_kick(struct redis_backend *b)
 {
 	pthread_mutex_lock(&b->thread_lock);
 	b->is_flush_wanted = true;
-	pthread_cond_signal(&b->thread_cond);
+	pthread_cond_signal(&b->flush_cond);
 	pthread_mutex_unlock(&b->thread_lock);
 }
 
@@ -1053,19 +1094,24 @@ static int redis_store_chunk(struct redis_backend *b, struct redis_worker *w, vo
 	return stored ? (int)stored : err;
 }
 
-static void *redis_thread(void *arg);
+static void *redis_flusher(void *arg);
+static void *redis_rearmer(void *arg);
 
 /*
- * The thread starts with the first store, not in create(): the daemon forks
- * into the background in between.  A mount that cannot have it still works,
- * without expiry re-armed or frees flushed but by the stores.
+ * The threads start with the first store, not in create(): the daemon
+ * forks into the background in between.  A mount that cannot have them
+ * still works, without expiry re-armed or frees deleted but by the stores.
  */
-static void redis_thread_start(struct redis_backend *b)
+static void redis_threads_start(struct redis_backend *b)
 {
 	pthread_mutex_lock(&b->thread_lock);
-	if (!b->has_thread && !b->is_stopping) {
-		b->has_thread = !pthread_create(&b->thread, NULL, redis_thread, b);
-		if (!b->has_thread)
+	if (!b->is_started && !b->is_stopping) {
+		b->is_started = true;
+		b->has_flusher = !pthread_create(&b->flusher, NULL, redis_flusher, b);
+		if (!b->has_flusher)
+			log_msg(LOG_WARNING, "backend=redis: no thread to delete freed pages");
+		b->has_rearmer = b->ttl_ms && !pthread_create(&b->rearmer, NULL, redis_rearmer, b);
+		if (b->ttl_ms && !b->has_rearmer)
 			log_msg(LOG_WARNING, "backend=redis: no thread to re-arm the keys' expiry");
 	}
 	pthread_mutex_unlock(&b->thread_lock);
@@ -1079,7 +1125,7 @@ static int redis_store(struct tier_backend *tb, void *const *pages, unsigned int
 	unsigned int done = 0;
 	int ret = 0;
 
-	redis_thread_start(b);
+	redis_threads_start(b);
 	w = redis_worker_take(b);
 
 	if (redis_worker_reserve(w, 2 * (nr < REDIS_CHUNK ? nr : REDIS_CHUNK),
@@ -1167,41 +1213,80 @@ static int redis_load(struct tier_backend *tb, const uint64_t *slots, void *cons
 
 /* ---- the keys' time to live, and the frees left over ---- */
 
-/* PEXPIRE every key that holds pages, or UNLINK every key ever used. */
-static void redis_each_bucket(struct redis_backend *b, enum redis_kind kind)
+/* UNLINK every key ever used. */
+static void redis_unlink_all(struct redis_backend *b, struct redis_cmd *cmds)
 {
-	struct redis_worker *w = redis_worker_take(b);
 	uint64_t nr_buckets, bucket = 0;
 
 	pthread_mutex_lock(&b->alloc_lock);
 	nr_buckets = (b->cursor + REDIS_BUCKET_SLOTS - 1) >> REDIS_BUCKET_SHIFT;
 	pthread_mutex_unlock(&b->alloc_lock);
-	if (redis_worker_reserve(w, REDIS_CHUNK, 0)) {
-		pthread_mutex_unlock(&w->lock);
-		return;
-	}
 	while (bucket < nr_buckets) {
 		unsigned int n = 0;
 
-		pthread_mutex_lock(&b->alloc_lock);
-		for (; bucket < nr_buckets && n < REDIS_CHUNK; bucket++)
-			if (kind == REDIS_UNLINK || b->bucket_pages[bucket])
-				w->cmds[n++] = (struct redis_cmd){ .kind = kind, .slot = bucket };
-		pthread_mutex_unlock(&b->alloc_lock);
-		redis_run(b, w->cmds, n);
+		for (; bucket < nr_buckets && n < REDIS_FREE_BATCH; bucket++)
+			cmds[n++] = (struct redis_cmd){ .kind = REDIS_UNLINK, .slot = bucket };
+		redis_run(b, cmds, n);
 	}
-	pthread_mutex_unlock(&w->lock);
 }
 
-static void *redis_thread(void *arg)
+/*
+ * PEXPIRE every key that holds pages: first those on nodes that are up,
+ * then those on nodes that are down, so that a node that does not answer
+ * holds up no other's.  Those go as long as the node answers some.
+ */
+static void redis_rearm(struct redis_backend *b, struct redis_cmd *cmds)
+{
+	uint64_t nr_buckets;
+
+	pthread_mutex_lock(&b->alloc_lock);
+	nr_buckets = (b->cursor + REDIS_BUCKET_SLOTS - 1) >> REDIS_BUCKET_SHIFT;
+	pthread_mutex_unlock(&b->alloc_lock);
+	for (int is_down = 0; is_down < 2; is_down++) {
+		uint64_t bucket = 0;
+
+		while (bucket < nr_buckets && !atomic_load(&b->is_stopping)) {
+			unsigned int n = 0, nr_done = 0;
+
+			pthread_rwlock_rdlock(&b->map_lock);
+			pthread_mutex_lock(&b->alloc_lock);
+			for (; bucket < nr_buckets && n < REDIS_FREE_BATCH; bucket++) {
+				uint8_t node = b->slot_node[b->bucket_hash[bucket]];
+
+				if (b->bucket_pages[bucket] && b->nodes[node]->is_down == is_down)
+					cmds[n++] = (struct redis_cmd){ .kind = REDIS_EXPIRE,
+									.slot = bucket };
+			}
+			pthread_mutex_unlock(&b->alloc_lock);
+			pthread_rwlock_unlock(&b->map_lock);
+			if (!n)
+				continue;
+			redis_run(b, cmds, n);
+			for (unsigned int i = 0; i < n; i++)
+				nr_done += !cmds[i].res;
+			if (is_down && !nr_done)
+				break;
+		}
+	}
+}
+
+/* CLOCK_BOOTTIME now: a time to live runs on while this machine sleeps. */
+static uint64_t redis_boottime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void *redis_flusher(void *arg)
 {
 	struct redis_backend *b = arg;
-	uint64_t armed_ns = clock_now_ns();
 
 	pthread_mutex_lock(&b->thread_lock);
 	while (!b->is_stopping) {
 		if (!b->is_flush_wanted)
-			redis_wait_until(&b->thread_cond, &b->thread_lock,
+			redis_wait_until(&b->flush_cond, &b->thread_lock,
 					 clock_now_ns() + 1000000000);
 		b->is_flush_wanted = false;
 		if (b->is_stopping)
@@ -1209,10 +1294,45 @@ static void *redis_thread(void *arg)
 		pthread_mutex_unlock(&b->thread_lock);
 		if (redis_has_pending(b))
 			redis_flush_frees(b);
-		if (b->ttl_ms && clock_now_ns() - armed_ns >= (uint64_t)b->ttl_ms * 1000000 / 3) {
-			armed_ns = clock_now_ns();
-			redis_each_bucket(b, REDIS_EXPIRE);
+		pthread_mutex_lock(&b->thread_lock);
+	}
+	pthread_mutex_unlock(&b->thread_lock);
+	return NULL;
+}
+
+/*
+ * Every third of redis_ttl=, a minute at most, each key gets its whole time
+ * to live again.  A daemon stopped (SIGSTOP, a machine asleep) re-arms
+ * nothing: past redis_ttl= its pages are gone, which it says when it goes on.
+ */
+static void *redis_rearmer(void *arg)
+{
+	struct redis_backend *b = arg;
+	uint64_t ttl_ns = (uint64_t)b->ttl_ms * 1000000;
+	uint64_t every_ns = ttl_ns / 3 < 60000000000u ? ttl_ns / 3 : 60000000000u;
+	uint64_t due_ns = clock_now_ns() + every_ns, armed_ns = redis_boottime_ns();
+
+	pthread_mutex_lock(&b->thread_lock);
+	while (!b->is_stopping) {
+		uint64_t now_ns;
+
+		if (clock_now_ns() < due_ns) {
+			redis_wait_until(&b->rearm_cond, &b->thread_lock, due_ns);
+			continue;
 		}
+		pthread_mutex_unlock(&b->thread_lock);
+		now_ns = redis_boottime_ns();
+		if (now_ns - armed_ns >= ttl_ns)
+			log_msg(LOG_ERR,
+				"backend=redis: the keys' time to live was last re-armed %llu s ago, "
+				"past redis_ttl=%u s (the daemon stopped, or the machine asleep): "
+				"the pages stored before may be gone",
+				(unsigned long long)((now_ns - armed_ns) / 1000000000),
+				b->ttl_ms / 1000);
+		/* Due again a period after this one began, however long it took. */
+		due_ns = clock_now_ns() + every_ns;
+		armed_ns = now_ns;
+		redis_rearm(b, b->rearm_cmds);
 		pthread_mutex_lock(&b->thread_lock);
 	}
 	pthread_mutex_unlock(&b->thread_lock);
@@ -1255,7 +1375,7 @@ static void redis_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	for (int i = 0; i < REDIS_WORKERS; i++)
 		st->meta_bytes +=
 			b->workers[i].buf_len + b->workers[i].cmds_cap * sizeof(struct redis_cmd);
-	st->meta_bytes += sizeof(b->flush_cmds);
+	st->meta_bytes += sizeof(b->flush_cmds) + sizeof(b->rearm_cmds);
 	st->ram_bytes = st->meta_bytes;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
 	st->capacity_bytes = b->nr_slots * PAGE_SIZE;
@@ -1369,16 +1489,19 @@ static void redis_destroy(struct tier_backend *tb)
 		return;
 	pthread_mutex_lock(&b->thread_lock);
 	b->is_stopping = true;
-	pthread_cond_signal(&b->thread_cond);
+	pthread_cond_signal(&b->flush_cond);
+	pthread_cond_signal(&b->rearm_cond);
 	pthread_mutex_unlock(&b->thread_lock);
-	if (b->has_thread)
-		pthread_join(b->thread, NULL);
+	if (b->has_flusher)
+		pthread_join(b->flusher, NULL);
+	if (b->has_rearmer)
+		pthread_join(b->rearmer, NULL);
 	/* The mount's keys go with it. */
 	if (b->cursor) {
 		pthread_mutex_lock(&b->alloc_lock);
 		b->nr_pending = 0;
 		pthread_mutex_unlock(&b->alloc_lock);
-		redis_each_bucket(b, REDIS_UNLINK);
+		redis_unlink_all(b, b->rearm_cmds);
 	}
 	for (unsigned int i = 0; i < atomic_load(&b->nr_nodes); i++) {
 		for (int k = 0; k < REDIS_CONNS; k++) {
@@ -1412,7 +1535,8 @@ static void redis_destroy(struct tier_backend *tb)
 	pthread_mutex_destroy(&b->refresh_lock);
 	pthread_rwlock_destroy(&b->map_lock);
 	pthread_mutex_destroy(&b->thread_lock);
-	pthread_cond_destroy(&b->thread_cond);
+	pthread_cond_destroy(&b->flush_cond);
+	pthread_cond_destroy(&b->rearm_cond);
 	free(b);
 }
 
@@ -1469,7 +1593,8 @@ static int redis_create(const struct backend_config *cfg, struct tier_backend **
 	pthread_condattr_init(&monotonic);
 	pthread_condattr_setclock(&monotonic, CLOCK_MONOTONIC);
 	pthread_cond_init(&b->flushed, &monotonic);
-	pthread_cond_init(&b->thread_cond, &monotonic);
+	pthread_cond_init(&b->flush_cond, &monotonic);
+	pthread_cond_init(&b->rearm_cond, &monotonic);
 	pthread_condattr_destroy(&monotonic);
 	for (int i = 0; i < REDIS_WORKERS; i++)
 		pthread_mutex_init(&b->workers[i].lock, NULL);

@@ -96,8 +96,8 @@ int options_parse_size(const char *s, uint64_t whole, uint64_t *out);
 
 /* pool_max='s default: a share of the memory limit, as zswap's max_pool_percent. */
 #define OPTIONS_POOL_MAX_PCT 25
-#define OPTIONS_REDIS_TTL_S 600 /* redis_ttl= */
-#define OPTIONS_RING_POLL_US 50 /* ring_poll= */
+#define OPTIONS_REDIS_TTL_S 86400 /* redis_ttl=: a day */
+#define OPTIONS_RING_POLL_US 50	  /* ring_poll= */
 #define OPTIONS_RING_POLL_MAX_US 10000
 
 /*

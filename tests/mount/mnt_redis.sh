@@ -4,7 +4,8 @@
 # The redis backend through a real mount, against servers started here on
 # loopback ports.  A plain Redis: 1 GiB of mixed data through zpool+redis
 # with mem=64M, byte-exact; what the server holds is sealed; a drain; no key
-# left after rm and unmount; a killed daemon's keys expire; a full server
+# left after rm and unmount; a killed daemon's keys expire, and a stopped
+# one logs that its own did; a full server
 # (maxmemory, noeviction) makes writes fail with ENOSPC and loses nothing; a
 # stopped server is EIO for the pages it had and for nothing else, the mount
 # up and the errors counted; a paused server (SIGSTOP) holds up neither an rm
@@ -13,6 +14,8 @@
 # refused from a file others can, and the data out of reach of user nobody.
 # Three tiers, zpool+redis+file: what the server refuses (full) or fails
 # (stopped) goes to the swap file, byte-exact, and a drain empties both.
+# A cluster of 3 masters and no replica, one paused while the deletes of
+# an rm wait for it: the keys on the other two are re-armed all the while.
 # A cluster of 3 masters with 2 replicas each found from one seed: keys routed
 # with no redirect, a master killed mid-run with redis_wait=1 and its
 # replica taking over, every byte back.
@@ -53,6 +56,17 @@ check_exact() {
 
 expect_eq() { [ "$2" = "$3" ] && ok "$1: $3" || fail "$1" "$2" "$3"; }
 expect_gt() { [ "$3" -gt "$2" ] 2>/dev/null && ok "$1: $3" || fail "$1" "more than $2" "$3"; }
+
+# Unmount, and wait for the daemon to end: on its way out it deletes the mount's keys.
+unmount() {
+	pid=$(daemon_pid)
+	fusermount3 -u "$mnt"
+	for _ in $(seq 300); do
+		kill -0 "$pid" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	return 1
+}
 
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
@@ -106,7 +120,7 @@ if "$tierfs" -o "mem=64m,pool_max=16m,backend=zpool+redis://$seed,redis_ttl=60" 
 	for _ in $(seq 50); do [ "$(redis_dbsize)" = 0 ] && break; sleep 0.1; done
 	expect_eq "$label: keys left on the server" 0 "$(redis_dbsize)"
 	rm -f "$mnt"/f*
-	fusermount3 -u "$mnt"
+	unmount
 	expect_eq "$label: keys left after rm and unmount" 0 "$(redis_dbsize)"
 else
 	fail "$label: mount" "status 0" "a failure"
@@ -142,6 +156,22 @@ if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_ttl=3" "$mnt"; then
 	sleep 4
 	expect_eq "$label: keys 4 s after, with redis_ttl=3" 0 "$(redis_dbsize)"
 fi
+
+# A daemon stopped (SIGSTOP) past redis_ttl=: its keys expire, as they must
+# for a dead one, and it says so when it goes on.
+label="stopped daemon"
+"$tierfs" -f -o "mem=16m,backend=redis://$seed,redis_ttl=3" "$mnt" 2>"$work/log" &
+for _ in $(seq 50); do grep -q " $mnt " /proc/self/mounts && break; sleep 0.1; done
+cp "$src" "$mnt/f1"
+sync
+kill -STOP "$(daemon_pid)"
+sleep 4
+kill -CONT "$(daemon_pid)"
+for _ in $(seq 30); do grep -q "past redis_ttl=3 s" "$work/log" && break; sleep 0.1; done
+grep -q "past redis_ttl=3 s" "$work/log" && ok "$label: the loss logged when it goes on" ||
+	fail "$label: the log" "a line saying the keys were not re-armed in time" "$(cat "$work/log")"
+fusermount3 -u "$mnt"
+wait
 
 # A full server: stores refused, writes fail with ENOSPC, nothing lost.
 label="maxmemory"
@@ -319,6 +349,57 @@ fi
 redis_kill "$port"
 chmod 700 "$work"
 
+# ---- a cluster of 3 masters and no replica, serving its slots with one down ----
+# A master paused while the deletes of an rm wait for it: the keys on the
+# other two are re-armed all the while, and three times redis_ttl= later
+# they hold every page the mount counts there.
+label="cluster, a master paused"
+redis_ports=
+if redis_cluster 3 0; then
+	for p in $redis_cluster_ports; do
+		redis-cli -p "$p" config set cluster-require-full-coverage no >/dev/null
+	done
+	# shellcheck disable=SC2086
+	set -- $redis_cluster_ports
+	paused=$1
+	shift
+	# The fields (pages) the masters named hold.
+	fields_up() {
+		n=0
+		for p; do
+			for key in $(redis-cli -p "$p" --scan --pattern 'tfs:*'); do
+				n=$((n + $(redis-cli -p "$p" hlen "$key")))
+			done
+		done
+		echo "$n"
+	}
+	if "$tierfs" -o "mem=16m,backend=redis://${redis_seeds%%,*},redis_ttl=3,redis_timeout=1000" "$mnt"; then
+		cp "$src" "$mnt/kept"
+		cp "$src" "$mnt/gone"
+		sync
+		expect_gt "$label: pages on the other masters" 0 "$(fields_up "$@")"
+		redis_pause "$paused"
+		rm "$mnt/gone"
+		sleep 9
+		counted=$(json_of 'sum(n["stored_pages"] for n in s["backend"]["nodes"] if not n["name"].endswith(":'"$paused"'"))')
+		expect_gt "$label: pages of the kept file the mount has on the other masters" 0 "$counted"
+		got=$(fields_up "$@")
+		[ "$got" -ge "$counted" ] && ok "$label: 9 s later, redis_ttl=3, they still hold them: $got" ||
+			fail "$label: 9 s later, redis_ttl=3, the other masters' pages" "$counted or more" "$got"
+		redis_resume "$paused"
+		fusermount3 -u "$mnt"
+	else
+		fail "$label: mount" "status 0" "a failure"
+	fi
+	# Gone with their cluster's config, so that the next cluster may have their ports.
+	for p in $redis_cluster_ports; do
+		redis_kill "$p"
+		rm -rf "${redis_dir:?}/$p"
+	done
+else
+	fail "$label: redis-cli --cluster create" "a cluster" "none"
+fi
+
 # ---- a cluster of 3 masters, 2 replicas each (one left after a failover, for redis_wait=1) ----
 label=cluster
 redis_ports=
@@ -358,7 +439,7 @@ if redis_cluster 3 2; then
 			"$(json_of 'sum(n["state"] == "master" for n in s["backend"]["nodes"])')"
 		expect_eq "$label: load errors" 0 "$(json_of 's["backend"]["load_errors"]')"
 		rm -f "$mnt"/f*
-		fusermount3 -u "$mnt"
+		unmount
 		expect_eq "$label: keys left after rm and unmount" 0 "$(redis_dbsize)"
 	else
 		fail "$label: mount" "status 0" "a failure"
