@@ -379,6 +379,9 @@ static int redis_map_from(struct redis_backend *b, unsigned int i)
 	pthread_mutex_unlock(&rc->lock);
 	rc = NULL;
 	pthread_rwlock_wrlock(&b->map_lock);
+	if (r->type == REDIS_REPLY_ERROR && !strncmp(r->str, "NOAUTH", 6))
+		log_msg(LOG_ERR, "backend=redis: %s:%d wants a password: give it in redis_auth=",
+			b->nodes[i]->host, b->nodes[i]->port);
 	if (r->type == REDIS_REPLY_ERROR) {
 		/* A plain server: it has every key. */
 		ret = strstr(r->str, "cluster support disabled") && !b->is_cluster ? 1 : -EIO;
@@ -1540,6 +1543,41 @@ static void redis_destroy(struct tier_backend *tb)
 	free(b);
 }
 
+/*
+ * With no redis_auth=, whether the first node that answers takes commands
+ * from anyone (a PING answered, not NOAUTH): then whoever can reach it can
+ * delete the mount's pages, and with encrypt=off read them, which the
+ * mount says.
+ */
+static void redis_warn_if_open(struct redis_backend *b)
+{
+	for (unsigned int i = 0; !b->password && i < atomic_load(&b->nr_nodes); i++) {
+		struct redis_node *node = b->nodes[i];
+		struct redis_conn *rc = redis_conn_take(node);
+		redisReply *r = NULL;
+		bool is_open;
+
+		if (rc->c || !redis_connect(b, node, rc)) {
+			r = redisCommand(rc->c, "PING");
+			if (!r)
+				redis_conn_drop(rc);
+		}
+		pthread_mutex_unlock(&rc->lock);
+		if (!r)
+			continue;
+		is_open = r->type != REDIS_REPLY_ERROR;
+		freeReplyObject(r);
+		if (is_open)
+			log_msg(LOG_WARNING,
+				"backend=redis: %s:%d answers without a password: whoever can "
+				"connect to it can delete this mount's pages%s; have it require "
+				"one (requirepass, or an ACL user) and give it in redis_auth=",
+				node->host, node->port,
+				b->key ? "" : ", and read them (encrypt=off)");
+		return;
+	}
+}
+
 /* The seeds of cfg->path, "HOST:PORT[,HOST:PORT...]", as the first nodes. */
 static int redis_add_seeds(struct redis_backend *b, const char *list)
 {
@@ -1641,6 +1679,7 @@ static int redis_create(const struct backend_config *cfg, struct tier_backend **
 		log_msg(LOG_ERR, "backend=redis://%s: no node answered", cfg->path);
 		goto fail;
 	}
+	redis_warn_if_open(b);
 	log_msg(LOG_INFO, "backend=redis://%s: %s, %u node%s, keys tfs:{%s:*}", cfg->path,
 		b->is_cluster ? "a cluster" : "a plain server", atomic_load(&b->nr_nodes),
 		atomic_load(&b->nr_nodes) == 1 ? "" : "s", b->id);

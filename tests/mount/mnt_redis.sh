@@ -11,7 +11,8 @@
 # up and the errors counted; a paused server (SIGSTOP) holds up neither an rm
 # of a swapped file nor another user's read of a resident one, and has the
 # rm's deletes once it resumes; credentials from a file only root can read,
-# refused from a file others can, and the data out of reach of user nobody.
+# refused from a file others can, and the data out of reach of user nobody;
+# a server that wants none is warned of at mount.
 # Three tiers, zpool+redis+file: what the server refuses (full) or fails
 # (stopped) goes to the swap file, byte-exact, and a drain empties both.
 # A cluster of 3 masters and no replica, one paused while the deletes of
@@ -283,6 +284,10 @@ label="server paused"
 now_ms() { date +%s%3N; }
 redis_start "$port" || exit 1
 if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_timeout=1000" "$mnt" 2>"$work/err"; then
+	# A server that takes commands from anyone: said at mount.
+	grep -q "warning: .*127.0.0.1:$port answers without a password" "$work/err" &&
+		ok "$label: a server without a password, warned of" ||
+		fail "$label: a server without a password" "a warning" "$(cat "$work/err")"
 	cp "$src" "$mnt/swapped"
 	chmod 755 "$work"
 	mkdir "$mnt/other"
@@ -330,9 +335,20 @@ else
 	grep -q "redis_auth=$work/auth" "$work/err" && ok "$label: mode 644 refused, naming the file" ||
 		fail "$label: mode 644" "a message naming redis_auth=" "$(cat "$work/err")"
 fi
+if "$tierfs" -o "mem=16m,backend=redis://$seed" "$mnt" 2>"$work/err"; then
+	fail "$label: no redis_auth= for a server that wants a password" "refused" "mounted"
+	fusermount3 -u "$mnt"
+else
+	grep -q "wants a password: give it in redis_auth=" "$work/err" &&
+		ok "$label: no redis_auth= for a server that wants one: refused, saying so" ||
+		fail "$label: no redis_auth=" "a message asking for it" "$(cat "$work/err")"
+fi
 chmod 600 "$work/auth"
 chmod 755 "$work"
-if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_auth=$work/auth" "$mnt"; then
+if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_auth=$work/auth" "$mnt" 2>"$work/err"; then
+	grep -q "without a password" "$work/err" &&
+		fail "$label: a server with a password" "no warning" "$(cat "$work/err")" ||
+		ok "$label: a server with a password, no warning"
 	cp "$src" "$mnt/f1"
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
