@@ -11,7 +11,8 @@
  * enough to carry a time to live: every key gets redis_ttl= when written,
  * re-armed every third of it (a minute at most) while the mount lives, so
  * the keys of a mount that died without unmounting expire; unmount deletes
- * them all.  The time to live protects the server's memory; its cost is
+ * them all, within one redis_timeout= (a node down keeps its own until they
+ * expire).  The time to live protects the server's memory; its cost is
  * that a daemon that re-arms nothing for that long (stopped, the machine
  * asleep, cut off from a node) loses its pages there, hence a default of a
  * day, and a line in the log when such a daemon goes on.  A field is named
@@ -728,12 +729,13 @@ static int redis_round(struct redis_backend *b, struct redis_cmd *cmds, unsigned
 }
 
 /*
- * Run nr commands until each is done or has failed, or redis_timeout= has
- * passed since the start (what is left then fails with -EIO).
+ * Run nr commands until each is done or has failed, or deadline (of
+ * clock_now_ns()) has passed: what is left then fails with -EIO.  One
+ * round at least, however late.
  */
-static void redis_run(struct redis_backend *b, struct redis_cmd *cmds, unsigned int nr)
+static void redis_run_until(struct redis_backend *b, struct redis_cmd *cmds, unsigned int nr,
+			    uint64_t deadline)
 {
-	uint64_t deadline = clock_now_ns() + (uint64_t)b->timeout_ms * 1000000;
 	unsigned int backoff_us = 5000;
 
 	for (unsigned int i = 0; i < nr; i++) {
@@ -761,6 +763,12 @@ static void redis_run(struct redis_backend *b, struct redis_cmd *cmds, unsigned 
 	for (unsigned int i = 0; i < nr; i++)
 		if (cmds[i].res == 1)
 			cmds[i].res = -EIO;
+}
+
+/* redis_run_until() redis_timeout= from now. */
+static void redis_run(struct redis_backend *b, struct redis_cmd *cmds, unsigned int nr)
+{
+	redis_run_until(b, cmds, nr, clock_now_ns() + (uint64_t)b->timeout_ms * 1000000);
 }
 
 /* ---- slots ---- */
@@ -1216,20 +1224,31 @@ static int redis_load(struct tier_backend *tb, const uint64_t *slots, void *cons
 
 /* ---- the keys' time to live, and the frees left over ---- */
 
-/* UNLINK every key ever used. */
+/*
+ * UNLINK every key ever used, within one redis_timeout= for them all: past
+ * it, keys on nodes that are down are left to expire, and the others get
+ * one try each, so that unmount takes as long whatever the mount's size.
+ */
 static void redis_unlink_all(struct redis_backend *b, struct redis_cmd *cmds)
 {
+	uint64_t deadline = clock_now_ns() + (uint64_t)b->timeout_ms * 1000000;
 	uint64_t nr_buckets, bucket = 0;
 
 	pthread_mutex_lock(&b->alloc_lock);
 	nr_buckets = (b->cursor + REDIS_BUCKET_SLOTS - 1) >> REDIS_BUCKET_SHIFT;
 	pthread_mutex_unlock(&b->alloc_lock);
 	while (bucket < nr_buckets) {
+		bool is_late = clock_now_ns() >= deadline;
 		unsigned int n = 0;
 
+		pthread_rwlock_rdlock(&b->map_lock);
 		for (; bucket < nr_buckets && n < REDIS_FREE_BATCH; bucket++)
-			cmds[n++] = (struct redis_cmd){ .kind = REDIS_UNLINK, .slot = bucket };
-		redis_run(b, cmds, n);
+			if (!is_late || !b->nodes[b->slot_node[b->bucket_hash[bucket]]]->is_down)
+				cmds[n++] =
+					(struct redis_cmd){ .kind = REDIS_UNLINK, .slot = bucket };
+		pthread_rwlock_unlock(&b->map_lock);
+		if (n)
+			redis_run_until(b, cmds, n, deadline);
 	}
 }
 
@@ -1487,6 +1506,8 @@ static int redis_read_auth(struct redis_backend *b, const char *path)
 static void redis_destroy(struct tier_backend *tb)
 {
 	struct redis_backend *b = to_redis(tb);
+	struct redis_worker *w;
+	bool is_unlinked = false;
 
 	if (!b)
 		return;
@@ -1495,17 +1516,24 @@ static void redis_destroy(struct tier_backend *tb)
 	pthread_cond_signal(&b->flush_cond);
 	pthread_cond_signal(&b->rearm_cond);
 	pthread_mutex_unlock(&b->thread_lock);
+	/*
+	 * The mount's keys go with it, while the threads end what they have
+	 * under way (an HDEL or PEXPIRE that comes after finds no key), so that
+	 * a node that does not answer is waited for once, not once each.
+	 */
+	w = b->cursor ? redis_worker_take(b) : NULL;
+	if (w && !redis_worker_reserve(w, REDIS_FREE_BATCH, 0)) {
+		redis_unlink_all(b, w->cmds);
+		is_unlinked = true;
+	}
 	if (b->has_flusher)
 		pthread_join(b->flusher, NULL);
 	if (b->has_rearmer)
 		pthread_join(b->rearmer, NULL);
-	/* The mount's keys go with it. */
-	if (b->cursor) {
-		pthread_mutex_lock(&b->alloc_lock);
-		b->nr_pending = 0;
-		pthread_mutex_unlock(&b->alloc_lock);
+	if (b->cursor && !is_unlinked)
 		redis_unlink_all(b, b->rearm_cmds);
-	}
+	if (w)
+		pthread_mutex_unlock(&w->lock);
 	for (unsigned int i = 0; i < atomic_load(&b->nr_nodes); i++) {
 		for (int k = 0; k < REDIS_CONNS; k++) {
 			redis_conn_drop(&b->nodes[i]->conns[k]);

@@ -10,7 +10,8 @@
 # stopped server is EIO for the pages it had and for nothing else, the mount
 # up and the errors counted; a paused server (SIGSTOP) holds up neither an rm
 # of a swapped file nor another user's read of a resident one, and has the
-# rm's deletes once it resumes; credentials from a file only root can read,
+# rm's deletes once it resumes, and an unmount takes a few redis_timeout= at
+# most; credentials from a file only root can read,
 # refused from a file others can, and the data out of reach of user nobody;
 # a server that wants none is warned of at mount.
 # Three tiers, zpool+redis+file: what the server refuses (full) or fails
@@ -302,10 +303,11 @@ if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_timeout=1000" "$mnt" 2>"$wo
 		rm "$mnt/swapped"
 		echo $(($(now_ms) - t0)) >"$work/rm_ms"
 	) &
+	rm_pid=$!
 	sleep 0.2
 	read_ms=$(nobody sh -c 't0=$(date +%s%3N); cat "$1" >/dev/null || exit; echo $(($(date +%s%3N) - t0))' \
 		sh "$mnt/other/resident")
-	wait
+	wait "$rm_pid"
 	rm_ms=$(cat "$work/rm_ms")
 	[ "$rm_ms" -lt 500 ] && ok "$label: rm of a swapped file: $rm_ms ms" ||
 		fail "$label: rm of a swapped file, redis_timeout=1000" "under 500 ms" "$rm_ms ms"
@@ -314,8 +316,20 @@ if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_timeout=1000" "$mnt" 2>"$wo
 	redis_resume "$port"
 	for _ in $(seq 50); do [ "$(redis_dbsize)" = 0 ] && break; sleep 0.1; done
 	expect_eq "$label: keys left after rm, resumed" 0 "$(redis_dbsize)"
-	fusermount3 -u "$mnt"
 	chmod 700 "$work"
+	# Unmount with the server paused: the daemon is gone within a few
+	# redis_timeout= (a store under way, then the deletes of the keys).
+	cp "$src" "$mnt/swapped"
+	sync
+	redis_pause "$port"
+	pid=$(daemon_pid)
+	t0=$(now_ms)
+	fusermount3 -u "$mnt"
+	while kill -0 "$pid" 2>/dev/null && [ $(($(now_ms) - t0)) -lt 120000 ]; do sleep 0.05; done
+	unmount_ms=$(($(now_ms) - t0))
+	[ "$unmount_ms" -lt 6000 ] && ok "$label: unmount, the daemon gone in $unmount_ms ms" ||
+		fail "$label: unmount, redis_timeout=1000" "the daemon gone within 6000 ms" "$unmount_ms ms"
+	redis_resume "$port"
 else
 	fail "$label: mount" "status 0" "$(cat "$work/err")"
 fi

@@ -4,12 +4,16 @@
  * write or a delete sent on a connection that broke can still land after
  * the slot's next store; the test replays them by hand (what the server
  * held after the first store written back, its fields deleted) and the
- * slot must read back its own page, never another's.  Against the servers
- * named by TIERFS_TEST_REDIS (HOST:PORT,...), which redis_env.sh starts.
+ * slot must read back its own page, never another's.  And a server that
+ * stops answering (SIGSTOP): an unmount is as quick with many keys as with
+ * a few.  Against the servers named by TIERFS_TEST_REDIS (HOST:PORT,...),
+ * which redis_env.sh starts.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <hiredis/hiredis.h>
 
@@ -185,6 +189,87 @@ static void test_late_commands(const char *seeds, bool is_plaintext)
 	check_clear_context();
 }
 
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The process id of the server c is connected to, from INFO; 0 if none. */
+static pid_t server_pid(redisContext *c)
+{
+	redisReply *r = redisCommand(c, "INFO server");
+	const char *p = r && r->str ? strstr(r->str, "process_id:") : NULL;
+	pid_t pid = p ? (pid_t)atoi(p + 11) : 0;
+
+	if (r)
+		freeReplyObject(r);
+	return pid;
+}
+
+static void unlink_keys(redisContext *c)
+{
+	redisReply *keys = redisCommand(c, "KEYS tfs:*");
+
+	for (size_t k = 0; keys && keys->type == REDIS_REPLY_ARRAY && k < keys->elements; k++)
+		freeReplyObject(redisCommand(c, "UNLINK %s", keys->element[k]->str));
+	if (keys)
+		freeReplyObject(keys);
+}
+
+/*
+ * Keys in six runs of deletes' worth (a run is 1024 keys, 1 GiB of pages),
+ * the server paused, the backend destroyed: within redis_timeout= and a
+ * little, not a redis_timeout= a run.
+ */
+static void test_destroy_paused(const char *seeds)
+{
+	enum { NR_PAGES = 6 * 1024 * 256, BATCH = 4096, TIMEOUT_MS = 500 };
+	static unsigned char zero[PAGE_SIZE];
+	static void *ptr[BATCH];
+	static uint64_t slots[BATCH];
+	const struct backend_config cfg = {
+		.capacity_bytes = (uint64_t)NR_PAGES * PAGE_SIZE,
+		.codec = codec_table[0],
+		.codec_level = codec_table[0]->default_level,
+		.path = seeds,
+		.redis_timeout_ms = TIMEOUT_MS,
+		.redis_ttl_s = 60,
+	};
+	const struct tier_backend_ops *ops = backend_find("redis");
+	struct tier_backend *b;
+	struct server s;
+	uint64_t t0, ms;
+	pid_t pid;
+
+	check_set_context("destroy, the server paused");
+	if (!CHECK_EQ(0, server_open(&s, seeds)))
+		return;
+	pid = server_pid(s.c[0]);
+	if (!CHECK(pid > 0) || !CHECK_EQ(0, ops->create(&cfg, &b))) {
+		server_close(&s);
+		return;
+	}
+	for (unsigned int i = 0; i < BATCH; i++)
+		ptr[i] = zero;
+	for (unsigned int i = 0; i < NR_PAGES; i += BATCH)
+		if (!CHECK_EQ(BATCH, b->ops->store(b, ptr, BATCH, slots)))
+			break;
+	kill(pid, SIGSTOP);
+	t0 = now_ms();
+	b->ops->destroy(b);
+	ms = now_ms() - t0;
+	kill(pid, SIGCONT);
+	printf("# destroy with the server paused, redis_timeout=%u: %llu ms\n", TIMEOUT_MS,
+	       (unsigned long long)ms);
+	CHECK(ms < 3 * TIMEOUT_MS);
+	unlink_keys(s.c[0]);
+	server_close(&s);
+	check_clear_context();
+}
+
 int main(void)
 {
 	const char *seeds = getenv("TIERFS_TEST_REDIS");
@@ -195,5 +280,9 @@ int main(void)
 	}
 	test_late_commands(seeds, true);
 	test_late_commands(seeds, false);
+	if (!strchr(seeds, ','))
+		test_destroy_paused(seeds);
+	else
+		printf("# a cluster: the server paused is tested on a plain one\n");
 	return check_done("redis");
 }
