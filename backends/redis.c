@@ -66,7 +66,7 @@ extern const struct tier_backend_ops tier_backend_redis;
 #define REDIS_MAX_NODES BACKEND_MAX_NODES
 #define REDIS_CONNS 4	      /* connections to a node, one per thread at a time */
 #define REDIS_WORKERS 4	      /* codec contexts and buffers */
-#define REDIS_FREE_BATCH 1024 /* freed slots deleted together */
+#define REDIS_FREE_BATCH 1024 /* a thread's run: deletes, re-arms or unlinks */
 #define REDIS_CHUNK 4096      /* commands in one run at most */
 #define REDIS_LAT_BUCKETS 32  /* round-trip latency histogram, log2 of µs */
 #define REDIS_DEFAULT_TIMEOUT_MS 5000
@@ -110,6 +110,13 @@ struct redis_worker {
 	size_t cmds_cap;
 };
 
+/*
+ * Locking, in this order: a worker's lock, refresh_lock, a connection's lock
+ * (a round takes them in node order), map_lock, alloc_lock; thread_lock is
+ * taken alone.  The first three are held over round trips, map_lock and
+ * alloc_lock never.  A free takes alloc_lock and thread_lock only: its
+ * callers hold the file's or reclaim's locks.
+ */
 struct redis_backend {
 	struct tier_backend base;
 	char id[17]; /* the mount's, in its keys */
