@@ -74,6 +74,7 @@ struct inode {
 	};
 	struct xattr_list xattrs;
 	struct inode *all_prev, *all_next; /* ns->all; ns->lock */
+	struct inode *id_next;		   /* chain in ns->ids; ns->lock */
 };
 
 struct dentry {
@@ -93,6 +94,12 @@ struct ns {
 	pthread_rwlock_t lock;
 	struct inode *root;
 	struct inode *all; /* every live inode, for teardown */
+	/*
+	 * Every live inode by address, the node id the kernel knows it by:
+	 * a file handle names a node id the kernel may have forgotten.
+	 */
+	struct inode **ids;
+	size_t nr_id_buckets; /* a power of two */
 	atomic_uint_fast64_t next_ino;
 	atomic_uint_fast64_t nr_inodes;	  /* live inodes, root included */
 	atomic_uint_fast64_t max_inodes;  /* 0 = unlimited; tierctl set changes it live */
@@ -188,6 +195,12 @@ void ns_inode_drop_if_unused(struct ns *ns, struct inode *inode,
  */
 struct inode *ns_inode_next(struct ns *ns, struct inode *prev,
 			    void (*release)(void *ctx, struct inode *inode), void *ctx);
+
+/*
+ * The live inode at address id (a node id from the kernel that may be
+ * stale), or NULL.  ns->lock held.
+ */
+struct inode *ns_inode_by_id(struct ns *ns, uintptr_t id);
 
 /* The entry name in dir, or NULL.  ns->lock held (read). */
 struct dentry *dir_lookup(const struct inode *dir, const char *name, size_t len);

@@ -78,6 +78,7 @@ void fs_make_entry(struct tierfs *fs, struct inode *inode, struct fuse_entry_par
 	memset(e, 0, sizeof(*e));
 	atomic_fetch_add(&inode->nlookup, 1);
 	e->ino = fs_nodeid_of(fs, inode);
+	e->generation = fs_generation_of(inode);
 	e->attr_timeout = fs->timeout;
 	e->entry_timeout = fs->timeout;
 	pthread_rwlock_rdlock(&inode->lock);
@@ -226,7 +227,8 @@ void fs_op_init(void *userdata, struct fuse_conn_info *conn)
 	 */
 	unsigned int want = FUSE_CAP_DONT_MASK | FUSE_CAP_POSIX_ACL | FUSE_CAP_IOCTL_DIR |
 			    FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_READDIRPLUS |
-			    FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_ASYNC_DIO;
+			    FUSE_CAP_CACHE_SYMLINKS | FUSE_CAP_PARALLEL_DIROPS |
+			    FUSE_CAP_ASYNC_DIO | FUSE_CAP_EXPORT_SUPPORT;
 
 	/*
 	 * Only cache=always buffers writes in the kernel: with a writeback
@@ -253,6 +255,29 @@ void fs_op_destroy(void *userdata)
 	(void)userdata;
 }
 
+bool fs_is_dot_name(const char *name)
+{
+	return name[0] == '.' && (!name[1] || (name[1] == '.' && !name[2]));
+}
+
+/*
+ * A lookup of "." or "..": the kernel asks only for a file handle whose
+ * inode it forgot (open_by_handle_at, an NFS export), so the node id may
+ * be stale.  It must still name a live inode, and one with a name: tmpfs
+ * refuses a handle to an unlinked file too.  ns->lock held.
+ */
+static struct inode *by_handle(struct tierfs *fs, fuse_ino_t nodeid, const char *name)
+{
+	struct inode *inode = nodeid == FUSE_ROOT_ID ? fs->ns.root :
+						       ns_inode_by_id(&fs->ns, (uintptr_t)nodeid);
+
+	if (!inode || !inode->nlink)
+		return NULL;
+	if (name[1] == '.')
+		return S_ISDIR(inode->mode) ? dir_parent(inode) : NULL;
+	return inode;
+}
+
 void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
 	struct tierfs *fs = fs_of(req);
@@ -264,6 +289,18 @@ void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 		return;
 	}
 	pthread_rwlock_rdlock(&fs->ns.lock);
+	if (fs_is_dot_name(name)) {
+		struct inode *inode = by_handle(fs, parent, name);
+
+		pthread_rwlock_unlock(&fs->ns.lock);
+		if (!inode) {
+			fuse_reply_err(req, ENOENT);
+			return;
+		}
+		fs_make_entry(fs, inode, &e);
+		fuse_reply_entry(req, &e);
+		return;
+	}
 	d = dir_lookup(fs_inode_of(fs, parent), name, strlen(name));
 	if (d) {
 		fs_make_entry(fs, d->inode, &e);

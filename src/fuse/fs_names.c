@@ -547,6 +547,7 @@ static void do_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			/* The kernel takes no reference on "." and "..". */
 			if (off >= 2) {
 				e.ino = fs_nodeid_of(fs, inode);
+				e.generation = fs_generation_of(inode);
 				e.attr_timeout = e.entry_timeout = fs->timeout;
 			}
 			need = fuse_add_direntry_plus(req, buf + used, size - used, name, &e,

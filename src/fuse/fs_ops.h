@@ -26,6 +26,19 @@ struct inode *fs_inode_of(struct tierfs *fs, fuse_ino_t ino);
 
 fuse_ino_t fs_nodeid_of(struct tierfs *fs, struct inode *inode);
 
+/*
+ * What the kernel keeps in a file handle beside the node id (an address
+ * that may come back for another inode): the low bits of st_ino, which
+ * is never reused.
+ */
+static inline uint32_t fs_generation_of(const struct inode *inode)
+{
+	return (uint32_t)inode->ino;
+}
+
+/* "." or "..": names only a file handle's lookup carries. */
+bool fs_is_dot_name(const char *name);
+
 void fs_now(struct timespec *ts);
 
 bool fs_is_pinned(const struct inode *inode);

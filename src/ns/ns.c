@@ -40,9 +40,12 @@ uint64_t ns_alloc_cost(size_t size)
 	return (size + 8 + 15) & ~(uint64_t)15;
 }
 
+/* An inode's share of ns->ids: a bucket, twice over for the doubling. */
+#define INODE_TABLE_COST (2 * sizeof(struct inode *))
+
 static uint64_t inode_cost(mode_t mode)
 {
-	return ns_alloc_cost(sizeof(struct inode)) +
+	return ns_alloc_cost(sizeof(struct inode)) + INODE_TABLE_COST +
 	       (S_ISDIR(mode) ? ns_alloc_cost(sizeof(struct dir)) : 0);
 }
 
@@ -115,6 +118,75 @@ static uint32_t name_hash(const char *name, size_t len)
 	return h;
 }
 
+static size_t id_bucket(const struct ns *ns, uintptr_t id)
+{
+	return (size_t)(((uint64_t)id >> 4) * 0x9e3779b97f4a7c15ULL >> 32) &
+	       (ns->nr_id_buckets - 1);
+}
+
+/* Double ns->ids once inodes outnumber buckets; without memory, chains grow. */
+static void grow_ids(struct ns *ns)
+{
+	size_t nr = ns->nr_id_buckets ? ns->nr_id_buckets * 2 : 64, old_nr = ns->nr_id_buckets;
+	struct inode **old = ns->ids, **b = calloc(nr, sizeof(*b));
+
+	if (!b)
+		return;
+	ns->ids = b;
+	ns->nr_id_buckets = nr;
+	for (size_t i = 0; i < old_nr; i++) {
+		struct inode *inode = old[i], *next;
+
+		for (; inode; inode = next) {
+			size_t h = id_bucket(ns, (uintptr_t)inode);
+
+			next = inode->id_next;
+			inode->id_next = b[h];
+			b[h] = inode;
+		}
+	}
+	free(old);
+}
+
+static void add_id(struct ns *ns, struct inode *inode)
+{
+	size_t h;
+
+	if (atomic_load(&ns->nr_inodes) > ns->nr_id_buckets)
+		grow_ids(ns);
+	if (!ns->nr_id_buckets)
+		return;
+	h = id_bucket(ns, (uintptr_t)inode);
+	inode->id_next = ns->ids[h];
+	ns->ids[h] = inode;
+}
+
+static void remove_id(struct ns *ns, struct inode *inode)
+{
+	struct inode **p;
+
+	if (!ns->nr_id_buckets)
+		return;
+	for (p = &ns->ids[id_bucket(ns, (uintptr_t)inode)]; *p; p = &(*p)->id_next) {
+		if (*p == inode) {
+			*p = inode->id_next;
+			return;
+		}
+	}
+}
+
+struct inode *ns_inode_by_id(struct ns *ns, uintptr_t id)
+{
+	struct inode *inode;
+
+	if (!ns->nr_id_buckets)
+		return NULL;
+	for (inode = ns->ids[id_bucket(ns, id)]; inode; inode = inode->id_next)
+		if ((uintptr_t)inode == id)
+			return inode;
+	return NULL;
+}
+
 static void now(struct timespec *ts)
 {
 	clock_gettime(CLOCK_REALTIME, ts);
@@ -143,6 +215,7 @@ int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev, s
 	if (ns->all)
 		ns->all->all_prev = inode;
 	ns->all = inode;
+	add_id(ns, inode);
 	inode->mode = mode;
 	inode->uid = uid;
 	inode->gid = gid;
@@ -211,6 +284,7 @@ void ns_inode_free(struct ns *ns, struct inode *inode)
 		ns->all = inode->all_next;
 	if (inode->all_next)
 		inode->all_next->all_prev = inode->all_prev;
+	remove_id(ns, inode);
 	pthread_rwlock_destroy(&inode->lock);
 	free(inode);
 	atomic_fetch_sub(&ns->nr_inodes, 1);
@@ -246,6 +320,9 @@ void ns_destroy(struct ns *ns, void (*release)(void *ctx, struct inode *inode), 
 		ns_inode_free(ns, inode);
 	}
 	ns->root = NULL;
+	free(ns->ids);
+	ns->ids = NULL;
+	ns->nr_id_buckets = 0;
 	pthread_rwlock_destroy(&ns->lock);
 }
 

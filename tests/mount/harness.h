@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -327,8 +328,8 @@ static inline int harness_run_one(const char *root, const struct harness_check *
 }
 
 /*
- * Runs every check against the directory named by the only argument.
- * Exits 1 if any check failed, 77 if all were skipped, else 0.
+ * Runs every check (or only those named after DIR) against the directory
+ * DIR.  Exits 1 if any check failed, 77 if all were skipped, else 0.
  */
 static inline int harness_main(int argc, char **argv, const struct harness_check *checks,
 			       size_t nr_checks)
@@ -338,8 +339,9 @@ static inline int harness_main(int argc, char **argv, const struct harness_check
 	struct stat st;
 	size_t i;
 
-	if (argc != 2) {
-		fprintf(stderr, "usage: %s DIR (root of an empty, writable mount)\n", prog);
+	if (argc < 2) {
+		fprintf(stderr,
+			"usage: %s DIR [CHECK...] (DIR: root of an empty, writable mount)\n", prog);
 		return T_EXIT_FAIL;
 	}
 	if (stat(argv[1], &st) || !S_ISDIR(st.st_mode)) {
@@ -349,6 +351,12 @@ static inline int harness_main(int argc, char **argv, const struct harness_check
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	umask(022);
 	for (i = 0; i < nr_checks; i++) {
+		bool is_named = argc == 2;
+
+		for (int j = 2; j < argc && !is_named; j++)
+			is_named = !strcmp(argv[j], checks[i].name);
+		if (!is_named)
+			continue;
 		switch (harness_run_one(argv[1], &checks[i])) {
 		case T_EXIT_PASS:
 			nr_pass++;

@@ -15,7 +15,8 @@
 
 #include "harness.h"
 
-#define NS_NR_MANY 2000 /* entries in the readdir-while-modifying checks */
+#define NS_NR_MANY 2000	  /* entries in the readdir-while-modifying checks */
+#define NS_HANDLE_MAX 128 /* MAX_HANDLE_SZ */
 
 static int ns_make_file(const char *path, const char *data)
 {
@@ -1242,6 +1243,89 @@ static int ns_tmpfile(void)
 	return T_EXIT_PASS;
 }
 
+/* path's file handle, into h (NS_HANDLE_MAX bytes of room). */
+static int ns_get_handle(const char *path, struct file_handle *h)
+{
+	int mount_id;
+
+	h->handle_bytes = NS_HANDLE_MAX;
+	T_OK(name_to_handle_at(AT_FDCWD, path, h, &mount_id, 0));
+	return T_EXIT_PASS;
+}
+
+/* The kernel forgets what nothing uses: unused dentries and inodes. */
+static int ns_drop_caches(void)
+{
+	int fd;
+
+	T_OK(fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC));
+	T_EQ(write(fd, "2", 1), 1);
+	T_OK(close(fd));
+	return T_EXIT_PASS;
+}
+
+/*
+ * File handles, as NFS export, fanotify and backup tools use them: they
+ * open linked files and directories after the kernel forgot their inodes,
+ * and refuse a file that has lost its last name and is open nowhere.
+ */
+static int ns_file_handles(void)
+{
+	union {
+		struct file_handle h;
+		char space[sizeof(struct file_handle) + NS_HANDLE_MAX];
+	} file, sub, dir, gone;
+	char content[16] = "";
+	struct stat st;
+	int fd, held, mount_fd;
+
+	if (!harness_is_root())
+		T_SKIP("open_by_handle_at needs CAP_DAC_READ_SEARCH");
+	T_CALL(ns_make_file("f", "handled"));
+	T_OK(mkdir("d", 0755));
+	T_OK(mkdir("d/e", 0755));
+	T_CALL(ns_make_file("d/e/g", "deep"));
+	T_CALL(ns_make_file("gone", "x"));
+	T_CALL(ns_get_handle("f", &file.h));
+	T_CALL(ns_get_handle("d/e/g", &sub.h));
+	T_CALL(ns_get_handle("d/e", &dir.h));
+	T_CALL(ns_get_handle("gone", &gone.h));
+	T_OK(unlink("gone"));
+	T_OK(mount_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	T_CALL(ns_drop_caches());
+
+	T_OK(fd = open_by_handle_at(mount_fd, &file.h, O_RDONLY | O_CLOEXEC));
+	T_EQ(read(fd, content, sizeof(content)), 7);
+	T_MEM(content, "handled", 7);
+	T_OK(close(fd));
+	T_OK(fd = open_by_handle_at(mount_fd, &sub.h, O_RDONLY | O_CLOEXEC));
+	T_EQ(read(fd, content, sizeof(content)), 4);
+	T_MEM(content, "deep", 4);
+	T_OK(close(fd));
+	/* A directory is connected back to the tree through "..". */
+	T_OK(fd = open_by_handle_at(mount_fd, &dir.h, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+	T_OK(fstatat(fd, "g", &st, 0));
+	T_EQ(st.st_size, 4);
+	T_OK(close(fd));
+	T_ERRNO(ESTALE, open_by_handle_at(mount_fd, &gone.h, O_RDONLY | O_CLOEXEC));
+	/* One still open is not gone yet. */
+	T_OK(held = open("f", O_RDONLY | O_CLOEXEC));
+	T_OK(unlink("f"));
+	T_CALL(ns_drop_caches());
+	T_OK(fd = open_by_handle_at(mount_fd, &file.h, O_RDONLY | O_CLOEXEC));
+	T_OK(close(fd));
+	T_OK(close(held));
+
+	/* Once removed, a directory's handle is stale too. */
+	T_OK(unlink("d/e/g"));
+	T_OK(rmdir("d/e"));
+	T_CALL(ns_drop_caches());
+	T_ERRNO(ESTALE, open_by_handle_at(mount_fd, &dir.h, O_RDONLY | O_CLOEXEC));
+	T_ERRNO(ESTALE, open_by_handle_at(mount_fd, &sub.h, O_RDONLY | O_CLOEXEC));
+	T_OK(close(mount_fd));
+	return T_EXIT_PASS;
+}
+
 static const struct harness_check ns_checks[] = {
 	HARNESS_CHECK(ns_regular_file),
 	HARNESS_CHECK(ns_directory),
@@ -1264,6 +1348,7 @@ static const struct harness_check ns_checks[] = {
 	HARNESS_CHECK(ns_rename_whiteout),
 	HARNESS_CHECK(ns_rename_cross_dir),
 	HARNESS_CHECK(ns_open_unlinked),
+	HARNESS_CHECK(ns_file_handles),
 	HARNESS_CHECK(ns_name_max),
 	HARNESS_CHECK(ns_readdir_types),
 	HARNESS_CHECK(ns_readdir_empty),

@@ -2,7 +2,8 @@
 /*
  * Unit tests of the namespace: the root, inode numbers and the inode limit,
  * directory entries, readdir cookies that stay valid while entries go and
- * the order array is compacted, and hash growth with 20000 names.
+ * the order array is compacted, hash growth with 20000 names, and the
+ * table of live inodes that file handles are checked against.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -503,6 +504,42 @@ destroy:
 	CHECK_EQ(NR + 1, nr_released);
 }
 
+/* Every live inode found by its address, through the table's doublings; none freed. */
+static void test_inode_ids(void)
+{
+	enum { NR = 5000 };
+	static struct inode *inode[NR];
+	unsigned int nr_bad = 0;
+	struct ns ns;
+	int i;
+
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0)))
+		return;
+	CHECK(ns_inode_by_id(&ns, (uintptr_t)ns.root) == ns.root);
+	for (i = 0; i < NR && (inode[i] = new_file(&ns)); i++)
+		;
+	if (!CHECK_EQ(NR, i))
+		goto destroy;
+	for (i = 0; i < NR; i++)
+		nr_bad += ns_inode_by_id(&ns, (uintptr_t)inode[i]) != inode[i];
+	CHECK_EQ(0, nr_bad);
+	/* An address inside an inode, or of no inode, names none. */
+	CHECK(ns_inode_by_id(&ns, (uintptr_t)inode[0] + 8) == NULL);
+	CHECK(ns_inode_by_id(&ns, 0) == NULL);
+	for (i = 0; i < NR; i += 2) {
+		uintptr_t id = (uintptr_t)inode[i];
+
+		ns_inode_free(&ns, inode[i]);
+		/* The address may come back for a later inode, never as a stale one. */
+		nr_bad += ns_inode_by_id(&ns, id) != NULL;
+	}
+	for (i = 1; i < NR; i += 2)
+		nr_bad += ns_inode_by_id(&ns, (uintptr_t)inode[i]) != inode[i];
+	CHECK_EQ(0, nr_bad);
+destroy:
+	ns_destroy(&ns, count_release, NULL);
+}
+
 int main(void)
 {
 	test_root();
@@ -511,5 +548,6 @@ int main(void)
 	test_cookies_under_removal();
 	test_compact_on_add();
 	test_many_names();
+	test_inode_ids();
 	return check_done("ns");
 }
