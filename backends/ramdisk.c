@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 
 #include "tierfs/backend.h"
+#include "slot_ranges.h"
 
 /*
  * Page memory comes in chunks, each its own mapping: a store rarely asks
@@ -72,10 +73,9 @@ struct ramdisk_shard {
 
 struct ramdisk {
 	struct tier_backend base;
-	uint64_t nr_slots;
-	uint32_t slots_per_shard; /* the last shard may have fewer */
-	unsigned int nr_shards;
-	struct ramdisk_shard *shards;
+	atomic_uint_fast64_t nr_slots; /* every shard's */
+	struct slot_ranges ranges;
+	struct ramdisk_shard **shards; /* ranges.max_shards of room */
 	atomic_uint_fast64_t nr_reject_full, nr_reject_alloc;
 	/*
 	 * Every shard's chunk memory, and a chain's bound on it: a store that
@@ -97,7 +97,7 @@ static unsigned int ramdisk_home_shard(const struct ramdisk *rd)
 {
 	if (!ramdisk_thread_id)
 		ramdisk_thread_id = atomic_fetch_add(&ramdisk_nr_threads, 1) + 1;
-	return (ramdisk_thread_id - 1) % rd->nr_shards;
+	return (ramdisk_thread_id - 1) % slot_ranges_nr(&rd->ranges);
 }
 
 static uintptr_t *ramdisk_entry(struct ramdisk_shard *sh, uint32_t local)
@@ -313,7 +313,7 @@ static int ramdisk_store(struct tier_backend *tb, void *const *pages, unsigned i
 			 uint64_t *slots)
 {
 	struct ramdisk *rd = to_ramdisk(tb);
-	unsigned int home = ramdisk_home_shard(rd);
+	unsigned int home = ramdisk_home_shard(rd), nr_shards = slot_ranges_nr(&rd->ranges);
 	unsigned int done = 0;
 	int err = -ENOSPC;
 
@@ -327,8 +327,8 @@ static int ramdisk_store(struct tier_backend *tb, void *const *pages, unsigned i
 	 * first, the others in turn once it is full.
 	 */
 	for (int may_grow = 0; may_grow < 2 && err != -ENOMEM; may_grow++) {
-		for (unsigned int k = 0; k < rd->nr_shards && done < nr && err != -ENOMEM; k++) {
-			struct ramdisk_shard *sh = &rd->shards[(home + k) % rd->nr_shards];
+		for (unsigned int k = 0; k < nr_shards && done < nr && err != -ENOMEM; k++) {
+			struct ramdisk_shard *sh = rd->shards[(home + k) % nr_shards];
 
 			while (done < nr &&
 			       (may_grow ||
@@ -356,9 +356,13 @@ static int ramdisk_store(struct tier_backend *tb, void *const *pages, unsigned i
 /* The shard of slot, or NULL when the slot cannot be one of ours. */
 static struct ramdisk_shard *ramdisk_slot_shard(struct ramdisk *rd, uint64_t slot)
 {
-	if (slot >= rd->nr_slots)
+	unsigned int shard;
+	uint64_t local;
+
+	if (!slot_ranges_find(&rd->ranges, slot, &shard, &local) ||
+	    local >= rd->shards[shard]->nr_slots)
 		return NULL;
-	return &rd->shards[slot / rd->slots_per_shard];
+	return rd->shards[shard];
 }
 
 static int ramdisk_load(struct tier_backend *tb, const uint64_t *slots, void *const *pages,
@@ -454,9 +458,11 @@ static void ramdisk_get_stats(struct tier_backend *tb, struct backend_stats *st)
 {
 	struct ramdisk *rd = to_ramdisk(tb);
 
+	unsigned int nr_shards = slot_ranges_nr(&rd->ranges);
+
 	memset(st, 0, sizeof(*st));
-	for (unsigned int i = 0; i < rd->nr_shards; i++) {
-		struct ramdisk_shard *sh = &rd->shards[i];
+	for (unsigned int i = 0; i < nr_shards; i++) {
+		struct ramdisk_shard *sh = rd->shards[i];
 
 		pthread_mutex_lock(&sh->lock);
 		st->stored_pages += sh->nr_stored;
@@ -470,7 +476,7 @@ static void ramdisk_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	}
 	st->ram_bytes += st->pool_bytes;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
-	st->capacity_bytes = rd->nr_slots * PAGE_SIZE;
+	st->capacity_bytes = atomic_load(&rd->nr_slots) * PAGE_SIZE;
 	/* Its index entry, and its share of chunks that are partly in use (measured). */
 	st->raw_page_bytes = PAGE_SIZE + PAGE_SIZE / 128;
 	st->index_page_bytes = RAMDISK_INDEX_BYTES;
@@ -484,8 +490,8 @@ static void ramdisk_destroy(struct tier_backend *tb)
 
 	if (!rd)
 		return;
-	for (unsigned int i = 0; rd->shards && i < rd->nr_shards; i++) {
-		struct ramdisk_shard *sh = &rd->shards[i];
+	for (unsigned int i = 0; rd->shards && i < slot_ranges_nr(&rd->ranges); i++) {
+		struct ramdisk_shard *sh = rd->shards[i];
 		uint32_t nr_leaves = (sh->nr_slots + RAMDISK_LEAF_SLOTS - 1) / RAMDISK_LEAF_SLOTS;
 
 		/* Pages still stored: walk the index to give their chunks back. */
@@ -506,6 +512,7 @@ static void ramdisk_destroy(struct tier_backend *tb)
 		free(sh->leaves);
 		free(sh->free_slots);
 		pthread_mutex_destroy(&sh->lock);
+		free(sh);
 	}
 	free(rd->shards);
 	free(rd);
@@ -530,60 +537,83 @@ static unsigned int ramdisk_pick_nr_shards(const struct backend_config *cfg, uin
 }
 
 /*
+ * Add shards until the slots reach want (or the table's room): 0, -ENOSPC
+ * past the room, -ENOMEM.  One caller at a time: create, grow.
+ */
+static int ramdisk_add_shards(struct ramdisk *rd, uint64_t want)
+{
+	uint64_t have = atomic_load(&rd->nr_slots);
+	unsigned int nr = slot_ranges_nr(&rd->ranges);
+
+	for (; have < want; nr++) {
+		uint64_t span = slot_ranges_span(&rd->ranges, nr);
+		struct ramdisk_shard *sh;
+
+		if (nr >= rd->ranges.max_shards)
+			return -ENOSPC;
+		/* Cache-line aligned, more than malloc promises. */
+		sh = aligned_alloc(_Alignof(struct ramdisk_shard), sizeof(*sh));
+		if (!sh)
+			return -ENOMEM;
+		memset(sh, 0, sizeof(*sh));
+		sh->first_slot = slot_ranges_first(&rd->ranges, nr);
+		sh->nr_slots = (uint32_t)(want - have < span ? want - have : span);
+		sh->leaves = calloc((sh->nr_slots + RAMDISK_LEAF_SLOTS - 1) / RAMDISK_LEAF_SLOTS,
+				    sizeof(*sh->leaves));
+		if (!sh->leaves) {
+			free(sh);
+			return -ENOMEM;
+		}
+		pthread_mutex_init(&sh->lock, NULL);
+		rd->shards[nr] = sh;
+		slot_ranges_publish(&rd->ranges, nr + 1);
+		have += sh->nr_slots;
+		atomic_store(&rd->nr_slots, have);
+	}
+	return 0;
+}
+
+static int ramdisk_grow(struct tier_backend *tb, uint64_t capacity_bytes)
+{
+	return ramdisk_add_shards(to_ramdisk(tb), capacity_bytes / PAGE_SIZE);
+}
+
+/*
  * capacity_bytes (rounded down to pages) bounds the slots; nr_shards, when
  * not 0, overrides the number of slot ranges with their own lock.
  */
 static int ramdisk_create(const struct backend_config *cfg, struct tier_backend **out)
 {
-	uint64_t nr_slots = cfg->capacity_bytes / PAGE_SIZE;
+	uint64_t nr_slots = cfg->capacity_bytes / PAGE_SIZE, per_shard;
+	unsigned int nr_shards;
 	struct ramdisk *rd;
-	uint64_t per_shard;
 
 	if (!nr_slots)
+		return -EINVAL;
+	nr_shards = ramdisk_pick_nr_shards(cfg, nr_slots);
+	per_shard = (nr_slots + nr_shards - 1) / nr_shards;
+	if (per_shard > UINT32_MAX)
 		return -EINVAL;
 	rd = calloc(1, sizeof(*rd));
 	if (!rd)
 		return -ENOMEM;
 	rd->base.ops = &tier_backend_ramdisk;
-	rd->nr_slots = nr_slots;
-	rd->nr_shards = ramdisk_pick_nr_shards(cfg, nr_slots);
-	per_shard = (nr_slots + rd->nr_shards - 1) / rd->nr_shards;
-	if (per_shard > UINT32_MAX) {
-		free(rd);
-		return -EINVAL;
-	}
-	rd->slots_per_shard = (uint32_t)per_shard;
-	/* Rounding up may leave the last shards without slots: drop them. */
-	rd->nr_shards = (unsigned int)((nr_slots + per_shard - 1) / per_shard);
-	/* The shards are cache-line aligned, more than calloc promises. */
-	rd->shards =
-		aligned_alloc(_Alignof(struct ramdisk_shard), rd->nr_shards * sizeof(*rd->shards));
-	if (!rd->shards)
-		goto free_rd;
-	memset(rd->shards, 0, rd->nr_shards * sizeof(*rd->shards));
-	for (unsigned int i = 0; i < rd->nr_shards; i++) {
-		struct ramdisk_shard *sh = &rd->shards[i];
-		uint64_t first = (uint64_t)i * per_shard;
-
-		pthread_mutex_init(&sh->lock, NULL);
-		sh->first_slot = first;
-		sh->nr_slots =
-			(uint32_t)(nr_slots - first < per_shard ? nr_slots - first : per_shard);
-		sh->leaves = calloc((sh->nr_slots + RAMDISK_LEAF_SLOTS - 1) / RAMDISK_LEAF_SLOTS,
-				    sizeof(*sh->leaves));
-		if (!sh->leaves)
-			goto free_rd;
-	}
+	atomic_init(&rd->nr_slots, 0);
 	atomic_init(&rd->nr_reject_full, 0);
 	atomic_init(&rd->nr_reject_alloc, 0);
 	atomic_init(&rd->pool_bytes, 0);
 	atomic_init(&rd->pool_bound, UINT64_MAX);
+	/* Rounding up may leave the last shards without slots: drop them. */
+	slot_ranges_init(&rd->ranges, per_shard,
+			 (unsigned int)((nr_slots + per_shard - 1) / per_shard));
+	/* Untouched, the room for shards added later costs no memory. */
+	rd->shards = calloc(rd->ranges.max_shards, sizeof(*rd->shards));
+	if (!rd->shards || ramdisk_add_shards(rd, nr_slots)) {
+		ramdisk_destroy(&rd->base);
+		return -ENOMEM;
+	}
 	*out = &rd->base;
 	return 0;
-
-free_rd:
-	ramdisk_destroy(&rd->base);
-	return -ENOMEM;
 }
 
 static void ramdisk_set_pool_bound(struct tier_backend *tb, uint64_t bytes)
@@ -601,4 +631,5 @@ const struct tier_backend_ops tier_backend_ramdisk = {
 	.free = ramdisk_free,
 	.get_stats = ramdisk_get_stats,
 	.set_pool_bound = ramdisk_set_pool_bound,
+	.grow = ramdisk_grow,
 };

@@ -18,15 +18,16 @@
 #include "tierfs/backend.h"
 #include "tierfs/codec.h"
 #include "tierfs/pagemap.h"
+#include "slot_ranges.h"
 
 /*
  * Shards: without cfg->nr_shards, one per 64 MiB of slot space.  Slots are
- * numbered shard * shard_slots + index, with shard_slots = ceil(capacity
- * pages / nr_shards); the last shard gets the remainder, so the slots add up
- * to the capacity exactly and a shard with no free slot is a full shard.
+ * numbered as slot_ranges.h says, with a stride of ceil(capacity pages /
+ * nr_shards); the last shard gets the remainder, so the slots add up to
+ * the capacity exactly and a shard with no free slot is a full shard.
  * nr_shards = 1 puts every slot under one lock (the one-lock build the
  * benchmarks compare against).  nr_shards is lowered when it would leave a
- * shard empty.
+ * shard empty.  Growing adds shards.
  */
 #define ZPOOL_SHARD_BYTES (64ULL << 20)
 #define ZPOOL_SHARD_SLOTS_MAX (UINT32_MAX - 1)
@@ -113,10 +114,9 @@ struct zpool {
 	const struct codec *codec;
 	int level;
 	uint64_t id; /* unique for the process's life: keys the thread caches */
-	uint64_t capacity_pages;
-	unsigned int nr_shards;
-	uint32_t shard_slots; /* slots of every shard but maybe the last */
-	struct zpool_shard *shards;
+	atomic_uint_fast64_t capacity_pages; /* every shard's nr_slots */
+	struct slot_ranges ranges;
+	struct zpool_shard **shards; /* ranges.max_shards of room */
 	struct zpool_class_geom geom[ZPOOL_NR_CLASSES];
 	bool is_raw_refused; /* a chain's pool: the file behind takes those raw */
 	/*
@@ -279,7 +279,7 @@ static struct zpool_tctx *zpool_tctx_new(struct zpool *pool)
 
 	pthread_mutex_lock(&zpool_registry_lock);
 	zpool_thread_prune();
-	t->shard_hint = pool->next_shard_hint++ % pool->nr_shards;
+	t->shard_hint = pool->next_shard_hint++ % slot_ranges_nr(&pool->ranges);
 	t->pool_next = pool->tctx_list;
 	if (t->pool_next)
 		t->pool_next->pool_pprev = &t->pool_next;
@@ -547,13 +547,14 @@ static void zpool_slot_put(struct zpool_shard *sh, uint32_t idx)
 static bool zpool_slot_locate(const struct zpool *pool, uint64_t slot, struct zpool_shard **sh,
 			      uint32_t *idx)
 {
-	uint64_t shard = slot / pool->shard_slots;
+	unsigned int shard;
+	uint64_t i;
 
-	if (shard >= pool->nr_shards)
+	if (!slot_ranges_find(&pool->ranges, slot, &shard, &i))
 		return false;
-	*sh = &pool->shards[shard];
-	*idx = (uint32_t)(slot % pool->shard_slots);
-	return *idx < (*sh)->nr_slots;
+	*sh = pool->shards[shard];
+	*idx = (uint32_t)i;
+	return i < (*sh)->nr_slots;
 }
 
 /* Store one blob of len bytes in the shard.  -ENOSPC: no free slot, or the bound. */
@@ -594,9 +595,11 @@ static int zpool_shard_store(struct zpool *pool, struct zpool_shard *sh, const v
 static int zpool_store_blob(struct zpool *pool, struct zpool_tctx *t, const void *blob, size_t len,
 			    uint64_t *slot)
 {
-	for (unsigned int tries = 0; tries < pool->nr_shards; tries++) {
-		unsigned int shard = t->shard_hint;
-		struct zpool_shard *sh = &pool->shards[shard];
+	unsigned int nr_shards = slot_ranges_nr(&pool->ranges);
+
+	for (unsigned int tries = 0; tries < nr_shards; tries++) {
+		unsigned int shard = t->shard_hint < nr_shards ? t->shard_hint : 0;
+		struct zpool_shard *sh = pool->shards[shard];
 		uint32_t idx;
 		int ret;
 
@@ -604,14 +607,14 @@ static int zpool_store_blob(struct zpool *pool, struct zpool_tctx *t, const void
 		ret = zpool_shard_store(pool, sh, blob, len, &idx);
 		zpool_shard_unlock(sh);
 		if (ret == 0) {
-			*slot = (uint64_t)shard * pool->shard_slots + idx;
+			*slot = slot_ranges_first(&pool->ranges, shard) + idx;
 			return 0;
 		}
 		if (ret != -ENOSPC) {
 			atomic_fetch_add(&pool->nr_reject_alloc, 1);
 			return ret;
 		}
-		t->shard_hint = (shard + 1) % pool->nr_shards;
+		t->shard_hint = (shard + 1) % nr_shards;
 	}
 	atomic_fetch_add(&pool->nr_reject_full, 1);
 	return -ENOSPC;
@@ -756,9 +759,11 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 {
 	struct zpool *pool = zpool_of(b);
 
+	unsigned int nr_shards = slot_ranges_nr(&pool->ranges);
+
 	memset(st, 0, sizeof(*st));
-	for (unsigned int i = 0; i < pool->nr_shards; i++) {
-		struct zpool_shard *sh = &pool->shards[i];
+	for (unsigned int i = 0; i < nr_shards; i++) {
+		struct zpool_shard *sh = pool->shards[i];
 
 		pthread_mutex_lock(&sh->lock);
 		st->stored_pages += sh->nr_stored;
@@ -774,10 +779,10 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 			st->max_shard_contended = sh->nr_lock_contended;
 		pthread_mutex_unlock(&sh->lock);
 	}
-	st->nr_shards = pool->nr_shards;
+	st->nr_shards = nr_shards;
 	st->ram_bytes += st->pool_bytes;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
-	st->capacity_bytes = pool->capacity_pages * PAGE_SIZE;
+	st->capacity_bytes = atomic_load(&pool->capacity_pages) * PAGE_SIZE;
 	st->index_page_bytes = sizeof(struct zpool_entry);
 	st->raw_page_bytes =
 		pool->geom[ZPOOL_RAW_CLASS].zspage_bytes / pool->geom[ZPOOL_RAW_CLASS].nr_objs +
@@ -808,8 +813,8 @@ static void zpool_destroy(struct tier_backend *b)
 	zpool_thread_prune();
 	pthread_mutex_unlock(&zpool_registry_lock);
 
-	for (unsigned int i = 0; i < pool->nr_shards; i++) {
-		struct zpool_shard *sh = &pool->shards[i];
+	for (unsigned int i = 0; pool->shards && i < slot_ranges_nr(&pool->ranges); i++) {
+		struct zpool_shard *sh = pool->shards[i];
 
 		for (uint32_t idx = 0; idx < sh->nr_fresh_slots; idx++)
 			if (sh->entries[idx].zspage)
@@ -817,9 +822,53 @@ static void zpool_destroy(struct tier_backend *b)
 					       sh->entries[idx].obj);
 		free(sh->entries);
 		pthread_mutex_destroy(&sh->lock);
+		free(sh);
 	}
 	free(pool->shards);
 	free(pool);
+}
+
+/*
+ * Add shards until the slots reach want_pages (or the table's room): 0,
+ * -ENOSPC past the room, -ENOMEM.  One caller at a time: create, grow.
+ */
+static int zpool_add_shards(struct zpool *pool, uint64_t want_pages)
+{
+	uint64_t have = atomic_load(&pool->capacity_pages);
+	unsigned int nr = slot_ranges_nr(&pool->ranges);
+
+	for (; have < want_pages; nr++) {
+		uint64_t span = slot_ranges_span(&pool->ranges, nr);
+		struct zpool_shard *sh;
+
+		if (nr >= pool->ranges.max_shards)
+			return -ENOSPC;
+		sh = aligned_alloc(_Alignof(struct zpool_shard), sizeof(*sh));
+		if (!sh)
+			return -ENOMEM;
+		memset(sh, 0, sizeof(*sh));
+		sh->nr_slots = (uint32_t)(want_pages - have < span ? want_pages - have : span);
+		sh->free_slot = ZPOOL_NO_SLOT;
+		/* Untouched slots cost no memory: calloc maps zero pages. */
+		sh->entries = calloc(sh->nr_slots, sizeof(*sh->entries));
+		if (!sh->entries) {
+			free(sh);
+			return -ENOMEM;
+		}
+		for (unsigned int c = 0; c < ZPOOL_NR_CLASSES; c++)
+			zpool_list_init(&sh->classes[c].partial);
+		pthread_mutex_init(&sh->lock, NULL);
+		pool->shards[nr] = sh;
+		slot_ranges_publish(&pool->ranges, nr + 1);
+		have += sh->nr_slots;
+		atomic_store(&pool->capacity_pages, have);
+	}
+	return 0;
+}
+
+static int zpool_grow(struct tier_backend *b, uint64_t capacity_bytes)
+{
+	return zpool_add_shards(zpool_of(b), capacity_bytes / PAGE_SIZE);
 }
 
 /*
@@ -859,32 +908,17 @@ static int zpool_create(const struct backend_config *cfg, struct tier_backend **
 	pool->level = cfg->codec_level;
 	if (pool->level < cfg->codec->min_level || pool->level > cfg->codec->max_level)
 		pool->level = cfg->codec->default_level;
-	pool->capacity_pages = capacity_pages;
 	pool->is_raw_refused = cfg->is_raw_refused;
 	atomic_init(&pool->pool_bound, UINT64_MAX);
-	pool->shard_slots = (uint32_t)shard_slots;
+	atomic_init(&pool->capacity_pages, 0);
+	slot_ranges_init(&pool->ranges, shard_slots, (unsigned int)nr_shards);
 	zpool_geom_init(pool);
-	pool->shards =
-		aligned_alloc(_Alignof(struct zpool_shard), nr_shards * sizeof(struct zpool_shard));
+	/* Untouched, the room for shards added later costs no memory. */
+	pool->shards = calloc(pool->ranges.max_shards, sizeof(*pool->shards));
 	if (!pool->shards)
 		goto free_pool;
-	for (; pool->nr_shards < nr_shards; pool->nr_shards++) {
-		struct zpool_shard *sh = &pool->shards[pool->nr_shards];
-		uint64_t first = (uint64_t)pool->nr_shards * shard_slots;
-
-		memset(sh, 0, sizeof(*sh));
-		sh->nr_slots = (uint32_t)(capacity_pages - first < shard_slots ?
-						  capacity_pages - first :
-						  shard_slots);
-		sh->free_slot = ZPOOL_NO_SLOT;
-		/* Untouched slots cost no memory: calloc maps zero pages. */
-		sh->entries = calloc(sh->nr_slots, sizeof(*sh->entries));
-		if (!sh->entries)
-			goto free_shards;
-		for (unsigned int c = 0; c < ZPOOL_NR_CLASSES; c++)
-			zpool_list_init(&sh->classes[c].partial);
-		pthread_mutex_init(&sh->lock, NULL);
-	}
+	if (zpool_add_shards(pool, capacity_pages))
+		goto free_shards;
 
 	pthread_mutex_lock(&zpool_registry_lock);
 	pool->id = zpool_next_id++;
@@ -942,4 +976,5 @@ const struct tier_backend_ops tier_backend_zpool = {
 	.free = zpool_free,
 	.get_stats = zpool_get_stats,
 	.set_pool_bound = zpool_set_pool_bound,
+	.grow = zpool_grow,
 };

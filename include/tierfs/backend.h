@@ -171,6 +171,14 @@ struct tier_backend_ops {
 	 */
 	void (*set_pool_bound)(struct tier_backend *b, uint64_t bytes);
 
+	/*
+	 * zpool, ramdisk (NULL elsewhere): slots for capacity_bytes, rounded
+	 * down to pages, where that is more than they have, as remount size=
+	 * grows the mount.  Returns 0, or -ENOMEM (or -ENOSPC past 16 TiB
+	 * more) with what could be added added.  One call at a time.
+	 */
+	int (*grow)(struct tier_backend *b, uint64_t capacity_bytes);
+
 	/* redis (a chain: its last tier's): its servers' stats, up to max; returns how many. */
 	unsigned int (*get_nodes)(struct tier_backend *b, struct backend_node_stats *out,
 				  unsigned int max);

@@ -97,6 +97,27 @@ static void set_limits(struct tierfs *fs, uint64_t size_bytes, uint64_t nr_inode
 }
 
 /*
+ * A RAM backend has slots for size= unless swapsize= said otherwise: a
+ * larger size= gets slots for all of it, so df grows with it as on tmpfs.
+ * Slots never go: a smaller size= bounds the files, not the backend.
+ */
+static void grow_backend(struct tierfs *fs, char *warnings, size_t size, size_t *len)
+{
+	struct tier_backend *b = fs->data.backend;
+	uint64_t bytes = (fs->opts.size + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+	int err;
+
+	if (!b || !b->ops->grow || fs->opts.swapsize || !bytes)
+		return;
+	err = b->ops->grow(b, bytes);
+	if (err)
+		ctl_put(warnings, size, len, "warning: backend=%s: slots for size= short: %s\n",
+			b->ops->name, strerror(-err));
+	if (budget_update(&fs->data, true))
+		reclaim_kick(&fs->data);
+}
+
+/*
  * "set KEY=VALUE...", and what a remount changes (verb names it in the
  * messages): every pair checked before any is applied.
  */
@@ -222,8 +243,10 @@ bad_value:
 		snprintf(buf, size, "error: %s: mem= and memlimit= cannot both be none\n", verb);
 		return -EINVAL;
 	}
-	if (has_limits)
+	if (has_limits) {
 		set_limits(fs, size_bytes, nr_inodes);
+		grow_backend(fs, warnings, sizeof(warnings), &warnings_len);
+	}
 	if (has_budget) {
 		if (ds->backend && budget_set(ds, mem, limit) > 0)
 			reclaim_kick(ds);

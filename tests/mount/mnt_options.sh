@@ -422,9 +422,15 @@ check_remount() {
 	expect "$n: statfs blocks files after growing" "16384 2000" "$(statfs '%b %c')"
 
 	remount_run "$n: size=128M, past the size= of mount time" 0 "" remount,size=128M
-	# df shows the capacity where it is below size=: the slots were made for 64M.
 	expect "$n: size_bytes after growing past the first size=" "134217728" \
 		"$(stat_of "$mnt" size_bytes)"
+	# The slots were made for 64M: they grow with size=, and df with them.
+	expect "$n: statfs blocks after growing past the first size=" "32768" "$(statfs '%b')"
+	head -c 100M /dev/urandom >"$work/rand100m"
+	run_dd if="$work/rand100m" of="$mnt/g" bs=1M
+	expect "$n: 100 MiB written past the first size= and mem=" "0 " "$dd_rc $dd_err"
+	expect "$n: and read back" "$(md5 "$work/rand100m")" "$(md5 "$mnt/g")"
+	rm -f "$mnt/g"
 	remount_run "$n: size=64M again" 0 "" remount,size=64M
 	remount_run "$n: size=4M, below the 8 MiB in use" 1 \
 		"tierfs: remount: invalid size= value '4M': too small for current use (2048 pages, 8m)" \
@@ -459,6 +465,17 @@ check_remount() {
 	expect "$n: rw: touch works again" "" "$err"
 	end_mnt "$n"
 
+	n="remount ramdisk"
+	mount_new "$n" size=32M,mem=8M,backend=ramdisk || return
+	remount_run "$n: size=128M" 0 "" remount,size=128M
+	expect "$n: statfs blocks" "32768" "$(statfs '%b')"
+	run_dd if="$work/rand100m" of="$mnt/g" bs=1M
+	expect "$n: 100 MiB written" "0 " "$dd_rc $dd_err"
+	expect "$n: and read back" "$(md5 "$work/rand100m")" "$(md5 "$mnt/g")"
+	rm -f "$work/rand100m"
+	end_mnt "$n"
+
+	n="remount"
 	new_mnt
 	remount_run "$n: a directory that is no tierfs" 1 \
 		"tierfs: remount: $mnt: not a tierfs mount (no daemon answers)" remount,size=1G

@@ -3,8 +3,8 @@
  * Conformance of every compiled-in backend (zpool once per codec) and of the
  * chains of a RAM tier and the file or redis, and of redis spilling to the
  * file with or without a RAM tier in front: round trips in batches, prefix
- * stores when full, stats, concurrent batches, and failed stores and loads
- * that lose and leak nothing.  redis runs against the servers named by
+ * stores when full, stats, concurrent batches, failed stores and loads
+ * that lose and leak nothing, and RAM backends grown while in use.  redis runs against the servers named by
  * TIERFS_TEST_REDIS (HOST:PORT,...), which redis_env.sh starts.
  */
 #include <errno.h>
@@ -366,6 +366,70 @@ static void test_concurrent(const struct config *c)
 	check_set_context("%s", "");
 }
 
+/*
+ * A RAM backend grown as remount size= grows the mount: while two workers
+ * store and load, twice, by less than a shard each time; then every slot of
+ * the new capacity takes a page, and every page stored reads back.
+ */
+static void test_grow(const struct config *c)
+{
+	enum { CAP = 64, HELD = CAP - 32, GROWN = CAP + 300 + 500 };
+	struct worker w[2];
+	pthread_t t[2];
+	struct tier_backend *b;
+	struct backend_stats st;
+	char *src = alloc_pages(GROWN + 1), *dst = alloc_pages(1);
+	void **ptr = calloc(GROWN + 1, sizeof(*ptr));
+	uint64_t *slots = calloc(GROWN + 1, sizeof(*slots));
+	unsigned int nr_bad = 0;
+
+	if (!c->ops->grow || !ptr || !slots)
+		goto out;
+	check_set_context("%s grow", c->ops->name);
+	CHECK_EQ(0, open_backend(c, CAP, &b));
+	for (unsigned int i = 0; i <= GROWN; i++) {
+		make_page(i, src + (size_t)i * PAGE_SIZE);
+		ptr[i] = src + (size_t)i * PAGE_SIZE;
+	}
+	CHECK_EQ(HELD, b->ops->store(b, ptr, HELD, slots));
+	for (int i = 0; i < 2; i++) {
+		w[i] = (struct worker){ .b = b, .seed = (unsigned int)i + 1 };
+		pthread_create(&t[i], NULL, work, &w[i]);
+	}
+	usleep(50000);
+	CHECK_EQ(0, b->ops->grow(b, (CAP + 300) * PAGE_SIZE));
+	usleep(50000);
+	CHECK_EQ(0, b->ops->grow(b, GROWN * PAGE_SIZE));
+	/* Never smaller. */
+	CHECK_EQ(0, b->ops->grow(b, CAP * PAGE_SIZE));
+	for (int i = 0; i < 2; i++) {
+		pthread_join(t[i], NULL);
+		CHECK_EQ(0u, w[i].nr_bad);
+	}
+	stats_of(b, &st);
+	CHECK_EQ((uint64_t)GROWN * PAGE_SIZE, st.capacity_bytes);
+	CHECK_EQ(GROWN - HELD, b->ops->store(b, ptr + HELD, GROWN - HELD, slots + HELD));
+	CHECK_EQ(-ENOSPC, b->ops->store(b, ptr + GROWN, 1, slots + GROWN));
+	for (unsigned int i = 0; i < GROWN; i++) {
+		void *one = dst;
+
+		if (b->ops->load(b, slots + i, &one, 1) ||
+		    memcmp(src + (size_t)i * PAGE_SIZE, dst, PAGE_SIZE))
+			nr_bad++;
+	}
+	CHECK_EQ(0u, nr_bad);
+	b->ops->free(b, slots, GROWN);
+	stats_of(b, &st);
+	CHECK_EQ((uint64_t)0, st.stored_pages);
+	b->ops->destroy(b);
+	check_set_context("%s", "");
+out:
+	free(ptr);
+	free(slots);
+	free(src);
+	free(dst);
+}
+
 static void test_config(const struct config *c)
 {
 	static const unsigned int batches[] = { 1, 7, 32, 128 };
@@ -375,6 +439,7 @@ static void test_config(const struct config *c)
 	test_full(c);
 	test_faults(c);
 	test_concurrent(c);
+	test_grow(c);
 }
 
 int main(void)
