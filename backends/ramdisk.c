@@ -73,9 +73,7 @@ struct ramdisk_shard {
 
 struct ramdisk {
 	struct tier_backend base;
-	atomic_uint_fast64_t nr_slots; /* every shard's */
-	struct slot_ranges ranges;
-	struct ramdisk_shard **shards; /* ranges.max_shards of room */
+	struct slot_ranges ranges; /* the shards */
 	atomic_uint_fast64_t nr_reject_full, nr_reject_alloc;
 	/*
 	 * Every shard's chunk memory, and a chain's bound on it: a store that
@@ -328,7 +326,8 @@ static int ramdisk_store(struct tier_backend *tb, void *const *pages, unsigned i
 	 */
 	for (int may_grow = 0; may_grow < 2 && err != -ENOMEM; may_grow++) {
 		for (unsigned int k = 0; k < nr_shards && done < nr && err != -ENOMEM; k++) {
-			struct ramdisk_shard *sh = rd->shards[(home + k) % nr_shards];
+			struct ramdisk_shard *sh =
+				slot_ranges_shard(&rd->ranges, (home + k) % nr_shards);
 
 			while (done < nr &&
 			       (may_grow ||
@@ -356,13 +355,14 @@ static int ramdisk_store(struct tier_backend *tb, void *const *pages, unsigned i
 /* The shard of slot, or NULL when the slot cannot be one of ours. */
 static struct ramdisk_shard *ramdisk_slot_shard(struct ramdisk *rd, uint64_t slot)
 {
+	struct ramdisk_shard *sh;
 	unsigned int shard;
 	uint64_t local;
 
-	if (!slot_ranges_find(&rd->ranges, slot, &shard, &local) ||
-	    local >= rd->shards[shard]->nr_slots)
+	if (!slot_ranges_find(&rd->ranges, slot, &shard, &local))
 		return NULL;
-	return rd->shards[shard];
+	sh = slot_ranges_shard(&rd->ranges, shard);
+	return local < sh->nr_slots ? sh : NULL;
 }
 
 static int ramdisk_load(struct tier_backend *tb, const uint64_t *slots, void *const *pages,
@@ -462,7 +462,7 @@ static void ramdisk_get_stats(struct tier_backend *tb, struct backend_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	for (unsigned int i = 0; i < nr_shards; i++) {
-		struct ramdisk_shard *sh = rd->shards[i];
+		struct ramdisk_shard *sh = slot_ranges_shard(&rd->ranges, i);
 
 		pthread_mutex_lock(&sh->lock);
 		st->stored_pages += sh->nr_stored;
@@ -476,12 +476,37 @@ static void ramdisk_get_stats(struct tier_backend *tb, struct backend_stats *st)
 	}
 	st->ram_bytes += st->pool_bytes;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
-	st->capacity_bytes = atomic_load(&rd->nr_slots) * PAGE_SIZE;
+	st->capacity_bytes = atomic_load(&rd->ranges.nr_slots) * PAGE_SIZE;
 	/* Its index entry, and its share of chunks that are partly in use (measured). */
 	st->raw_page_bytes = PAGE_SIZE + PAGE_SIZE / 128;
 	st->index_page_bytes = RAMDISK_INDEX_BYTES;
 	st->nr_reject_full = atomic_load(&rd->nr_reject_full);
 	st->nr_reject_alloc = atomic_load(&rd->nr_reject_alloc);
+}
+
+static void ramdisk_shard_teardown(void *ctx, void *shard)
+{
+	struct ramdisk_shard *sh = shard;
+	uint32_t nr_leaves = (sh->nr_slots + RAMDISK_LEAF_SLOTS - 1) / RAMDISK_LEAF_SLOTS;
+
+	/* Pages still stored: walk the index to give their chunks back. */
+	for (uint32_t local = 0; sh->nr_stored && local < sh->nr_used_once; local++) {
+		uintptr_t *entry = ramdisk_entry(sh, local);
+
+		if (*entry) {
+			ramdisk_page_put(ctx, sh, *entry);
+			*entry = 0;
+			sh->nr_stored--;
+		}
+	}
+	if (sh->spare)
+		ramdisk_chunk_release(ctx, sh, sh->spare);
+	assert(!sh->partial);
+	for (uint32_t l = 0; l < nr_leaves; l++)
+		free(sh->leaves[l]);
+	free(sh->leaves);
+	free(sh->free_slots);
+	pthread_mutex_destroy(&sh->lock);
 }
 
 static void ramdisk_destroy(struct tier_backend *tb)
@@ -490,31 +515,7 @@ static void ramdisk_destroy(struct tier_backend *tb)
 
 	if (!rd)
 		return;
-	for (unsigned int i = 0; rd->shards && i < slot_ranges_nr(&rd->ranges); i++) {
-		struct ramdisk_shard *sh = rd->shards[i];
-		uint32_t nr_leaves = (sh->nr_slots + RAMDISK_LEAF_SLOTS - 1) / RAMDISK_LEAF_SLOTS;
-
-		/* Pages still stored: walk the index to give their chunks back. */
-		for (uint32_t local = 0; sh->nr_stored && local < sh->nr_used_once; local++) {
-			uintptr_t *entry = ramdisk_entry(sh, local);
-
-			if (*entry) {
-				ramdisk_page_put(rd, sh, *entry);
-				*entry = 0;
-				sh->nr_stored--;
-			}
-		}
-		if (sh->spare)
-			ramdisk_chunk_release(rd, sh, sh->spare);
-		assert(!sh->partial);
-		for (uint32_t l = 0; sh->leaves && l < nr_leaves; l++)
-			free(sh->leaves[l]);
-		free(sh->leaves);
-		free(sh->free_slots);
-		pthread_mutex_destroy(&sh->lock);
-		free(sh);
-	}
-	free(rd->shards);
+	slot_ranges_fini(&rd->ranges, ramdisk_shard_teardown, rd);
 	free(rd);
 }
 
@@ -536,46 +537,23 @@ static unsigned int ramdisk_pick_nr_shards(const struct backend_config *cfg, uin
 	return n ? (unsigned int)n : 1;
 }
 
-/*
- * Add shards until the slots reach want (or the table's room): 0, -ENOSPC
- * past the room, -ENOMEM.  One caller at a time: create, grow.
- */
-static int ramdisk_add_shards(struct ramdisk *rd, uint64_t want)
+static int ramdisk_shard_setup(void *shard, uint64_t first, uint32_t nr)
 {
-	uint64_t have = atomic_load(&rd->nr_slots);
-	unsigned int nr = slot_ranges_nr(&rd->ranges);
+	struct ramdisk_shard *sh = shard;
 
-	for (; have < want; nr++) {
-		uint64_t span = slot_ranges_span(&rd->ranges, nr);
-		struct ramdisk_shard *sh;
-
-		if (nr >= rd->ranges.max_shards)
-			return -ENOSPC;
-		/* Cache-line aligned, more than malloc promises. */
-		sh = aligned_alloc(_Alignof(struct ramdisk_shard), sizeof(*sh));
-		if (!sh)
-			return -ENOMEM;
-		memset(sh, 0, sizeof(*sh));
-		sh->first_slot = slot_ranges_first(&rd->ranges, nr);
-		sh->nr_slots = (uint32_t)(want - have < span ? want - have : span);
-		sh->leaves = calloc((sh->nr_slots + RAMDISK_LEAF_SLOTS - 1) / RAMDISK_LEAF_SLOTS,
-				    sizeof(*sh->leaves));
-		if (!sh->leaves) {
-			free(sh);
-			return -ENOMEM;
-		}
-		pthread_mutex_init(&sh->lock, NULL);
-		rd->shards[nr] = sh;
-		slot_ranges_publish(&rd->ranges, nr + 1);
-		have += sh->nr_slots;
-		atomic_store(&rd->nr_slots, have);
-	}
+	sh->first_slot = first;
+	sh->nr_slots = nr;
+	sh->leaves =
+		calloc((nr + RAMDISK_LEAF_SLOTS - 1) / RAMDISK_LEAF_SLOTS, sizeof(*sh->leaves));
+	if (!sh->leaves)
+		return -ENOMEM;
+	pthread_mutex_init(&sh->lock, NULL);
 	return 0;
 }
 
 static int ramdisk_grow(struct tier_backend *tb, uint64_t capacity_bytes)
 {
-	return ramdisk_add_shards(to_ramdisk(tb), capacity_bytes / PAGE_SIZE);
+	return slot_ranges_grow(&to_ramdisk(tb)->ranges, capacity_bytes / PAGE_SIZE);
 }
 
 /*
@@ -598,17 +576,15 @@ static int ramdisk_create(const struct backend_config *cfg, struct tier_backend 
 	if (!rd)
 		return -ENOMEM;
 	rd->base.ops = &tier_backend_ramdisk;
-	atomic_init(&rd->nr_slots, 0);
 	atomic_init(&rd->nr_reject_full, 0);
 	atomic_init(&rd->nr_reject_alloc, 0);
 	atomic_init(&rd->pool_bytes, 0);
 	atomic_init(&rd->pool_bound, UINT64_MAX);
 	/* Rounding up may leave the last shards without slots: drop them. */
-	slot_ranges_init(&rd->ranges, per_shard,
-			 (unsigned int)((nr_slots + per_shard - 1) / per_shard));
-	/* Untouched, the room for shards added later costs no memory. */
-	rd->shards = calloc(rd->ranges.max_shards, sizeof(*rd->shards));
-	if (!rd->shards || ramdisk_add_shards(rd, nr_slots)) {
+	if (slot_ranges_init(&rd->ranges, per_shard,
+			     (unsigned int)((nr_slots + per_shard - 1) / per_shard), nr_slots,
+			     sizeof(struct ramdisk_shard), _Alignof(struct ramdisk_shard),
+			     ramdisk_shard_setup)) {
 		ramdisk_destroy(&rd->base);
 		return -ENOMEM;
 	}

@@ -1,61 +1,65 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The slot space of a sharded RAM backend (zpool, ramdisk): shard i holds
- * a range of slot numbers.  The shards made at create are stride numbers
- * apart; those added later, as remount size= grows the mount, grow_stride
- * apart after them.  A shard may hold fewer slots than its stride (the
- * last one made at create, or one added for what was left): the rest of
- * its numbers go unused, so that adding shards moves no slot and disturbs
- * nothing in flight.
+ * The shards of a RAM backend's slot space (zpool, ramdisk): shard i holds
+ * a range of slot numbers, under a lock of its own.  The shards made at
+ * create are stride numbers apart; those added later, as remount size=
+ * grows the mount, grow_stride apart after them.  A shard may hold fewer
+ * slots than its stride (the last one made at create, or one added for
+ * what was left): the rest of its numbers go unused, so that adding shards
+ * moves no slot and disturbs nothing in flight.
  *
  * The shard count only grows.  It is stored with release order after the
  * new shard is in the table, so a reader that sees a count sees the shards
- * below it; a shard's own size never changes.
+ * below it; a shard's own range never changes.
  */
 #ifndef TIERFS_SLOT_RANGES_H
 #define TIERFS_SLOT_RANGES_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-
-#include "tierfs/pagemap.h"
-
-/* The room a table keeps for shards added later: 16 TiB of slots. */
-#define SLOT_RANGES_GROW_MAX_PAGES ((16ULL << 40) >> PAGE_SHIFT)
-/* What an added shard spans at least: 64 MiB of slots. */
-#define SLOT_RANGES_GROW_MIN_SLOTS ((64ULL << 20) >> PAGE_SHIFT)
 
 struct slot_ranges {
 	uint64_t stride;      /* of the shards made at create */
 	uint64_t grow_stride; /* of those added since */
 	unsigned int nr_first;
 	unsigned int max_shards; /* the table's room */
+	size_t shard_size, shard_align;
+	/* Fill a zeroed shard for nr slots from first on: 0, or -ENOMEM with nothing held. */
+	int (*setup)(void *shard, uint64_t first, uint32_t nr);
+	void **shards;
 	atomic_uint nr_shards;
+	atomic_uint_fast64_t nr_slots; /* every shard's */
 };
 
-/* nr_first shards stride apart, and room for 16 TiB more. */
-static inline void slot_ranges_init(struct slot_ranges *r, uint64_t stride, unsigned int nr_first)
-{
-	uint64_t more;
+/*
+ * Room for nr_first shards stride apart and 16 TiB of slots more, and the
+ * shards to hold nr_slots (each shard_size bytes, shard_align aligned, set
+ * up by setup).  Returns 0 or -ENOMEM; slot_ranges_fini either way.
+ */
+int slot_ranges_init(struct slot_ranges *r, uint64_t stride, unsigned int nr_first,
+		     uint64_t nr_slots, size_t shard_size, size_t shard_align,
+		     int (*setup)(void *shard, uint64_t first, uint32_t nr));
 
-	r->stride = stride;
-	r->grow_stride = stride > SLOT_RANGES_GROW_MIN_SLOTS ? stride : SLOT_RANGES_GROW_MIN_SLOTS;
-	r->nr_first = nr_first;
-	more = SLOT_RANGES_GROW_MAX_PAGES / r->grow_stride;
-	r->max_shards = more < UINT32_MAX - nr_first ? nr_first + (unsigned int)more : UINT32_MAX;
-	atomic_init(&r->nr_shards, 0);
-}
+/*
+ * Add shards until the slots reach nr_slots: 0, or -ENOMEM (-ENOSPC past
+ * the table's room) with what could be added added.  One call at a time.
+ */
+int slot_ranges_grow(struct slot_ranges *r, uint64_t nr_slots);
+
+/* teardown(ctx, shard) for each shard, then free them and the table. */
+void slot_ranges_fini(struct slot_ranges *r, void (*teardown)(void *ctx, void *shard), void *ctx);
 
 static inline unsigned int slot_ranges_nr(const struct slot_ranges *r)
 {
 	return atomic_load_explicit(&r->nr_shards, memory_order_acquire);
 }
 
-/* Publish shard nr - 1, already in the table. */
-static inline void slot_ranges_publish(struct slot_ranges *r, unsigned int nr)
+/* Shard i, below slot_ranges_nr(). */
+static inline void *slot_ranges_shard(const struct slot_ranges *r, unsigned int i)
 {
-	atomic_store_explicit(&r->nr_shards, nr, memory_order_release);
+	return r->shards[i];
 }
 
 /* The first slot number of shard i. */
@@ -64,12 +68,6 @@ static inline uint64_t slot_ranges_first(const struct slot_ranges *r, unsigned i
 	if (i <= r->nr_first)
 		return (uint64_t)i * r->stride;
 	return (uint64_t)r->nr_first * r->stride + (uint64_t)(i - r->nr_first) * r->grow_stride;
-}
-
-/* How many slots shard i may hold. */
-static inline uint64_t slot_ranges_span(const struct slot_ranges *r, unsigned int i)
-{
-	return i < r->nr_first ? r->stride : r->grow_stride;
 }
 
 /*

@@ -113,10 +113,8 @@ struct zpool {
 	struct tier_backend base;
 	const struct codec *codec;
 	int level;
-	uint64_t id; /* unique for the process's life: keys the thread caches */
-	atomic_uint_fast64_t capacity_pages; /* every shard's nr_slots */
-	struct slot_ranges ranges;
-	struct zpool_shard **shards; /* ranges.max_shards of room */
+	uint64_t id;		   /* unique for the process's life: keys the thread caches */
+	struct slot_ranges ranges; /* the shards */
 	struct zpool_class_geom geom[ZPOOL_NR_CLASSES];
 	bool is_raw_refused; /* a chain's pool: the file behind takes those raw */
 	/*
@@ -552,7 +550,7 @@ static bool zpool_slot_locate(const struct zpool *pool, uint64_t slot, struct zp
 
 	if (!slot_ranges_find(&pool->ranges, slot, &shard, &i))
 		return false;
-	*sh = pool->shards[shard];
+	*sh = slot_ranges_shard(&pool->ranges, shard);
 	*idx = (uint32_t)i;
 	return i < (*sh)->nr_slots;
 }
@@ -599,7 +597,7 @@ static int zpool_store_blob(struct zpool *pool, struct zpool_tctx *t, const void
 
 	for (unsigned int tries = 0; tries < nr_shards; tries++) {
 		unsigned int shard = t->shard_hint < nr_shards ? t->shard_hint : 0;
-		struct zpool_shard *sh = pool->shards[shard];
+		struct zpool_shard *sh = slot_ranges_shard(&pool->ranges, shard);
 		uint32_t idx;
 		int ret;
 
@@ -763,7 +761,7 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 
 	memset(st, 0, sizeof(*st));
 	for (unsigned int i = 0; i < nr_shards; i++) {
-		struct zpool_shard *sh = pool->shards[i];
+		struct zpool_shard *sh = slot_ranges_shard(&pool->ranges, i);
 
 		pthread_mutex_lock(&sh->lock);
 		st->stored_pages += sh->nr_stored;
@@ -782,7 +780,7 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 	st->nr_shards = nr_shards;
 	st->ram_bytes += st->pool_bytes;
 	st->stored_bytes = st->stored_pages * PAGE_SIZE;
-	st->capacity_bytes = atomic_load(&pool->capacity_pages) * PAGE_SIZE;
+	st->capacity_bytes = atomic_load(&pool->ranges.nr_slots) * PAGE_SIZE;
 	st->index_page_bytes = sizeof(struct zpool_entry);
 	st->raw_page_bytes =
 		pool->geom[ZPOOL_RAW_CLASS].zspage_bytes / pool->geom[ZPOOL_RAW_CLASS].nr_objs +
@@ -792,6 +790,17 @@ static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 	st->nr_reject_full = atomic_load(&pool->nr_reject_full);
 	st->nr_reject_alloc = atomic_load(&pool->nr_reject_alloc);
 	st->nr_reject_raw += atomic_load(&pool->nr_refused_raw);
+}
+
+static void zpool_shard_teardown(void *ctx, void *shard)
+{
+	struct zpool_shard *sh = shard;
+
+	for (uint32_t idx = 0; idx < sh->nr_fresh_slots; idx++)
+		if (sh->entries[idx].zspage)
+			zpool_obj_free(ctx, sh, sh->entries[idx].zspage, sh->entries[idx].obj);
+	free(sh->entries);
+	pthread_mutex_destroy(&sh->lock);
 }
 
 static void zpool_destroy(struct tier_backend *b)
@@ -813,62 +822,30 @@ static void zpool_destroy(struct tier_backend *b)
 	zpool_thread_prune();
 	pthread_mutex_unlock(&zpool_registry_lock);
 
-	for (unsigned int i = 0; pool->shards && i < slot_ranges_nr(&pool->ranges); i++) {
-		struct zpool_shard *sh = pool->shards[i];
-
-		for (uint32_t idx = 0; idx < sh->nr_fresh_slots; idx++)
-			if (sh->entries[idx].zspage)
-				zpool_obj_free(pool, sh, sh->entries[idx].zspage,
-					       sh->entries[idx].obj);
-		free(sh->entries);
-		pthread_mutex_destroy(&sh->lock);
-		free(sh);
-	}
-	free(pool->shards);
+	slot_ranges_fini(&pool->ranges, zpool_shard_teardown, pool);
 	free(pool);
 }
 
-/*
- * Add shards until the slots reach want_pages (or the table's room): 0,
- * -ENOSPC past the room, -ENOMEM.  One caller at a time: create, grow.
- */
-static int zpool_add_shards(struct zpool *pool, uint64_t want_pages)
+static int zpool_shard_setup(void *shard, uint64_t first, uint32_t nr)
 {
-	uint64_t have = atomic_load(&pool->capacity_pages);
-	unsigned int nr = slot_ranges_nr(&pool->ranges);
+	struct zpool_shard *sh = shard;
 
-	for (; have < want_pages; nr++) {
-		uint64_t span = slot_ranges_span(&pool->ranges, nr);
-		struct zpool_shard *sh;
-
-		if (nr >= pool->ranges.max_shards)
-			return -ENOSPC;
-		sh = aligned_alloc(_Alignof(struct zpool_shard), sizeof(*sh));
-		if (!sh)
-			return -ENOMEM;
-		memset(sh, 0, sizeof(*sh));
-		sh->nr_slots = (uint32_t)(want_pages - have < span ? want_pages - have : span);
-		sh->free_slot = ZPOOL_NO_SLOT;
-		/* Untouched slots cost no memory: calloc maps zero pages. */
-		sh->entries = calloc(sh->nr_slots, sizeof(*sh->entries));
-		if (!sh->entries) {
-			free(sh);
-			return -ENOMEM;
-		}
-		for (unsigned int c = 0; c < ZPOOL_NR_CLASSES; c++)
-			zpool_list_init(&sh->classes[c].partial);
-		pthread_mutex_init(&sh->lock, NULL);
-		pool->shards[nr] = sh;
-		slot_ranges_publish(&pool->ranges, nr + 1);
-		have += sh->nr_slots;
-		atomic_store(&pool->capacity_pages, have);
-	}
+	(void)first;
+	sh->nr_slots = nr;
+	sh->free_slot = ZPOOL_NO_SLOT;
+	/* Untouched slots cost no memory: calloc maps zero pages. */
+	sh->entries = calloc(nr, sizeof(*sh->entries));
+	if (!sh->entries)
+		return -ENOMEM;
+	for (unsigned int c = 0; c < ZPOOL_NR_CLASSES; c++)
+		zpool_list_init(&sh->classes[c].partial);
+	pthread_mutex_init(&sh->lock, NULL);
 	return 0;
 }
 
 static int zpool_grow(struct tier_backend *b, uint64_t capacity_bytes)
 {
-	return zpool_add_shards(zpool_of(b), capacity_bytes / PAGE_SIZE);
+	return slot_ranges_grow(&zpool_of(b)->ranges, capacity_bytes / PAGE_SIZE);
 }
 
 /*
@@ -910,28 +887,19 @@ static int zpool_create(const struct backend_config *cfg, struct tier_backend **
 		pool->level = cfg->codec->default_level;
 	pool->is_raw_refused = cfg->is_raw_refused;
 	atomic_init(&pool->pool_bound, UINT64_MAX);
-	atomic_init(&pool->capacity_pages, 0);
-	slot_ranges_init(&pool->ranges, shard_slots, (unsigned int)nr_shards);
 	zpool_geom_init(pool);
-	/* Untouched, the room for shards added later costs no memory. */
-	pool->shards = calloc(pool->ranges.max_shards, sizeof(*pool->shards));
-	if (!pool->shards)
-		goto free_pool;
-	if (zpool_add_shards(pool, capacity_pages))
-		goto free_shards;
+	if (slot_ranges_init(&pool->ranges, shard_slots, (unsigned int)nr_shards, capacity_pages,
+			     sizeof(struct zpool_shard), _Alignof(struct zpool_shard),
+			     zpool_shard_setup)) {
+		zpool_destroy(&pool->base);
+		return -ENOMEM;
+	}
 
 	pthread_mutex_lock(&zpool_registry_lock);
 	pool->id = zpool_next_id++;
 	pthread_mutex_unlock(&zpool_registry_lock);
 	*out = &pool->base;
 	return 0;
-
-free_shards:
-	zpool_destroy(&pool->base);
-	return -ENOMEM;
-free_pool:
-	free(pool);
-	return -ENOMEM;
 }
 
 /*
