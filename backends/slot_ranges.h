@@ -34,7 +34,7 @@ struct slot_ranges {
 };
 
 /*
- * Room for nr_first shards stride apart and 16 TiB of slots more, and the
+ * Room for nr_first shards stride apart and slots for 32 times RAM more, and the
  * shards to hold nr_slots (each shard_size bytes, shard_align aligned, set
  * up by setup).  Returns 0 or -ENOMEM; slot_ranges_fini either way.
  */

@@ -174,8 +174,8 @@ struct tier_backend_ops {
 	/*
 	 * zpool, ramdisk (NULL elsewhere): slots for capacity_bytes, rounded
 	 * down to pages, where that is more than they have, as remount size=
-	 * grows the mount.  Returns 0, or -ENOMEM (or -ENOSPC past 16 TiB
-	 * more) with what could be added added.  One call at a time.
+	 * grows the mount.  Returns 0, or -ENOMEM (or -ENOSPC past 32 times
+	 * RAM more) with what could be added added.  One call at a time.
 	 */
 	int (*grow)(struct tier_backend *b, uint64_t capacity_bytes);
 

@@ -110,9 +110,16 @@ static void grow_backend(struct tierfs *fs, char *warnings, size_t size, size_t 
 	if (!b || !b->ops->grow || fs->opts.swapsize || !bytes)
 		return;
 	err = b->ops->grow(b, bytes);
-	if (err)
-		ctl_put(warnings, size, len, "warning: backend=%s: slots for size= short: %s\n",
-			b->ops->name, strerror(-err));
+	if (err) {
+		struct backend_stats st = { 0 };
+
+		b->ops->get_stats(b, &st);
+		ctl_put(warnings, size, len,
+			"warning: backend=%s: slots for %" PRIu64 " MiB of size= only (%s): "
+			"df shows the smaller\n",
+			b->ops->name, st.capacity_bytes >> 20,
+			err == -ENOSPC ? "at most 32 times RAM" : strerror(-err));
+	}
 	if (budget_update(&fs->data, true))
 		reclaim_kick(&fs->data);
 }

@@ -78,7 +78,8 @@ void fs_make_entry(struct tierfs *fs, struct inode *inode, struct fuse_entry_par
 	memset(e, 0, sizeof(*e));
 	atomic_fetch_add(&inode->nlookup, 1);
 	e->ino = fs_nodeid_of(fs, inode);
-	e->generation = fs_generation_of(inode);
+	/* The root's is 0: the kernel expects it so. */
+	e->generation = inode == fs->ns.root ? 0 : fs_generation_of(inode);
 	e->attr_timeout = fs->timeout;
 	e->entry_timeout = fs->timeout;
 	pthread_rwlock_rdlock(&inode->lock);
@@ -290,15 +291,16 @@ void fs_op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	}
 	pthread_rwlock_rdlock(&fs->ns.lock);
 	if (fs_is_dot_name(name)) {
+		/* Referenced before the lock goes: nothing else holds it. */
 		struct inode *inode = by_handle(fs, parent, name);
 
+		if (inode)
+			fs_make_entry(fs, inode, &e);
 		pthread_rwlock_unlock(&fs->ns.lock);
-		if (!inode) {
+		if (inode)
+			fuse_reply_entry(req, &e);
+		else
 			fuse_reply_err(req, ENOENT);
-			return;
-		}
-		fs_make_entry(fs, inode, &e);
-		fuse_reply_entry(req, &e);
 		return;
 	}
 	d = dir_lookup(fs_inode_of(fs, parent), name, strlen(name));

@@ -416,10 +416,8 @@ static bool entry_may_block(struct tierfs *fs, struct inode *dir, const char *na
 	struct dentry *d;
 	bool may_block = false;
 
-	/* A file handle's node id may be stale: not looked at here. */
-	if (fs_is_dot_name(name))
-		return false;
-	if (pthread_rwlock_tryrdlock(&fs->ns.lock))
+	/* A file handle's, rare: its node id may be stale, not looked at here. */
+	if (fs_is_dot_name(name) || pthread_rwlock_tryrdlock(&fs->ns.lock))
 		return true;
 	d = dir_lookup(dir, name, strlen(name));
 	if (d)

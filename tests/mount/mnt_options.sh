@@ -473,6 +473,14 @@ check_remount() {
 	expect "$n: 100 MiB written" "0 " "$dd_rc $dd_err"
 	expect "$n: and read back" "$(md5 "$work/rand100m")" "$(md5 "$mnt/g")"
 	rm -f "$work/rand100m"
+	# Slots for a size= no RAM could use would cost memory no budget sees.
+	"$tierfs" tierfs "$mnt" -o remount,size=2048T >/dev/null 2>"$work/remount.err"
+	expect "$n: size=2048T: exit status" 0 $?
+	case $(cat "$work/remount.err") in
+	*"MiB of size= only (at most 32 times RAM): df shows the smaller"*)
+		ok "$n: size=2048T: slots stop at 32 times RAM" ;;
+	*) fail "$n: size=2048T" "slots stopping at 32 times RAM" "$(cat "$work/remount.err")" ;;
+	esac
 	end_mnt "$n"
 
 	n="remount"
