@@ -329,7 +329,9 @@ if "$tierfs" -o "mem=16m,backend=redis://$seed,redis_timeout=1000" "$mnt" 2>"$wo
 	unmount_ms=$(($(now_ms) - t0))
 	# A sanitizer build frees slower and checks for leaks at exit: the
 	# release build is the one that tells a bounded unmount from 19 s.
-	bound_ms=6000
+	# It took 2.2 to 7.2 s (a batch or more of deletes waiting out
+	# redis_timeout= each, more on a loaded machine).
+	bound_ms=10000
 	[ "${TIERFS_SANITIZED:-none}" = none ] || bound_ms=20000
 	[ "$unmount_ms" -lt "$bound_ms" ] && ok "$label: unmount, the daemon gone in $unmount_ms ms" ||
 		fail "$label: unmount, redis_timeout=1000" "the daemon gone within $bound_ms ms" \
