@@ -457,7 +457,6 @@ static void ramdisk_free(struct tier_backend *tb, const uint64_t *slots, unsigne
 static void ramdisk_get_stats(struct tier_backend *tb, struct backend_stats *st)
 {
 	struct ramdisk *rd = to_ramdisk(tb);
-
 	unsigned int nr_shards = slot_ranges_nr(&rd->ranges);
 
 	memset(st, 0, sizeof(*st));

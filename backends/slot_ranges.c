@@ -5,16 +5,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tierfs/backend.h"
 #include "tierfs/pagemap.h"
 #include "slot_ranges.h"
 
-/*
- * The room a table keeps for shards added later: slots for 32 times RAM,
- * more than RAM could hold at any ratio but same-filled pages (which take
- * none).  Each shard is a few KiB and a mapping: a remount to a size= far
- * past that would cost memory the budget does not see.
- */
-#define SLOT_RANGES_GROW_MAX_RAM 32
 /* What an added shard spans at least: 64 MiB of slots. */
 #define SLOT_RANGES_GROW_MIN_SLOTS ((64ULL << 20) >> PAGE_SHIFT)
 
@@ -28,7 +22,7 @@ int slot_ranges_init(struct slot_ranges *r, uint64_t stride, unsigned int nr_fir
 	r->stride = stride;
 	r->grow_stride = stride > SLOT_RANGES_GROW_MIN_SLOTS ? stride : SLOT_RANGES_GROW_MIN_SLOTS;
 	r->nr_first = nr_first;
-	more = (uint64_t)sysconf(_SC_PHYS_PAGES) * SLOT_RANGES_GROW_MAX_RAM / r->grow_stride;
+	more = (uint64_t)sysconf(_SC_PHYS_PAGES) * BACKEND_GROW_MAX_RAM / r->grow_stride;
 	r->max_shards = more < UINT32_MAX - nr_first ? nr_first + (unsigned int)more : UINT32_MAX;
 	r->shard_size = shard_size;
 	r->shard_align = shard_align;

@@ -34,9 +34,10 @@ struct slot_ranges {
 };
 
 /*
- * Room for nr_first shards stride apart and slots for 32 times RAM more, and the
- * shards to hold nr_slots (each shard_size bytes, shard_align aligned, set
- * up by setup).  Returns 0 or -ENOMEM; slot_ranges_fini either way.
+ * Room for nr_first shards stride apart and slots for BACKEND_GROW_MAX_RAM
+ * times RAM more, and the shards to hold nr_slots (each shard_size bytes,
+ * shard_align aligned, set up by setup).  Returns 0 or -ENOMEM;
+ * slot_ranges_fini either way.
  */
 int slot_ranges_init(struct slot_ranges *r, uint64_t stride, unsigned int nr_first,
 		     uint64_t nr_slots, size_t shard_size, size_t shard_align,

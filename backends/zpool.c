@@ -596,7 +596,7 @@ static int zpool_store_blob(struct zpool *pool, struct zpool_tctx *t, const void
 	unsigned int nr_shards = slot_ranges_nr(&pool->ranges);
 
 	for (unsigned int tries = 0; tries < nr_shards; tries++) {
-		unsigned int shard = t->shard_hint < nr_shards ? t->shard_hint : 0;
+		unsigned int shard = t->shard_hint; /* below any count since: it only grows */
 		struct zpool_shard *sh = slot_ranges_shard(&pool->ranges, shard);
 		uint32_t idx;
 		int ret;
@@ -756,7 +756,6 @@ static void zpool_free(struct tier_backend *b, const uint64_t *slots, unsigned i
 static void zpool_get_stats(struct tier_backend *b, struct backend_stats *st)
 {
 	struct zpool *pool = zpool_of(b);
-
 	unsigned int nr_shards = slot_ranges_nr(&pool->ranges);
 
 	memset(st, 0, sizeof(*st));

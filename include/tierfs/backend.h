@@ -103,6 +103,14 @@ struct backend_node_stats {
 
 #define BACKEND_MAX_NODES 16
 
+/*
+ * How far grow goes: slots for this many times RAM, all of RAM compressed
+ * that much (same-filled pages take no slot).  Each shard is a few KiB and
+ * a mapping: a remount to a size= far past that would cost memory the
+ * budget does not see.
+ */
+#define BACKEND_GROW_MAX_RAM 32
+
 struct tier_backend_ops {
 	const char *name;   /* "zpool", "ramdisk", "file" */
 	bool is_sync;	    /* loads complete in memory, no I/O wait */
@@ -174,8 +182,9 @@ struct tier_backend_ops {
 	/*
 	 * zpool, ramdisk (NULL elsewhere): slots for capacity_bytes, rounded
 	 * down to pages, where that is more than they have, as remount size=
-	 * grows the mount.  Returns 0, or -ENOMEM (or -ENOSPC past 32 times
-	 * RAM more) with what could be added added.  One call at a time.
+	 * grows the mount.  Returns 0, or -ENOMEM (or -ENOSPC past
+	 * BACKEND_GROW_MAX_RAM times RAM more) with what could be added
+	 * added.  One call at a time.
 	 */
 	int (*grow)(struct tier_backend *b, uint64_t capacity_bytes);
 

@@ -112,13 +112,17 @@ static void grow_backend(struct tierfs *fs, char *warnings, size_t size, size_t 
 	err = b->ops->grow(b, bytes);
 	if (err) {
 		struct backend_stats st = { 0 };
+		char why[64];
 
+		if (err == -ENOSPC)
+			snprintf(why, sizeof(why), "at most %d times RAM", BACKEND_GROW_MAX_RAM);
+		else
+			snprintf(why, sizeof(why), "%s", strerror(-err));
 		b->ops->get_stats(b, &st);
 		ctl_put(warnings, size, len,
 			"warning: backend=%s: slots for %" PRIu64 " MiB of size= only (%s): "
 			"df shows the smaller\n",
-			b->ops->name, st.capacity_bytes >> 20,
-			err == -ENOSPC ? "at most 32 times RAM" : strerror(-err));
+			b->ops->name, st.capacity_bytes >> 20, why);
 	}
 	if (budget_update(&fs->data, true))
 		reclaim_kick(&fs->data);
