@@ -523,10 +523,10 @@ static int wait_fd(int fd, short events, uint64_t deadline)
 	}
 }
 
-/* One exchange on a verified socket; the raw reply to buf. */
-static int exchange(int fd, const char *request, uint64_t deadline, char *buf, size_t size)
+/* Send request and its newline on a verified socket. */
+static int send_request(int fd, const char *request, uint64_t deadline)
 {
-	size_t req_len = strlen(request), off = 0, len = 0;
+	size_t req_len = strlen(request), off = 0;
 	ssize_t n;
 	int err;
 
@@ -545,6 +545,16 @@ static int exchange(int fd, const char *request, uint64_t deadline, char *buf, s
 			return -errno;
 		off += (size_t)n;
 	}
+	return 0;
+}
+
+/* The raw reply, to the daemon's end of the stream, to buf. */
+static int read_reply(int fd, uint64_t deadline, char *buf, size_t size)
+{
+	size_t len = 0;
+	ssize_t n;
+	int err;
+
 	for (;;) {
 		n = read(fd, buf + len, size - 1 - len);
 		if (n < 0 && errno == EAGAIN) {
@@ -588,6 +598,53 @@ static int strip_status(char *buf)
 
 /* How long a mount with no daemon name bound yet is looked at again. */
 #define CTL_BIND_GRACE_MS 500
+/* How often names are listed again while one of them is busy. */
+#define CTL_RETRY_MS 20
+/*
+ * Daemons asked at once.  Only root's and the owner's names are tried, so
+ * more than one means a stopped daemon whose mount went away (umount -l)
+ * and whose minor the mount now has: it holds a /dev/fuse and its name
+ * looks the same, but only the live daemon answers.
+ */
+#define CTL_ASKED_MAX 8
+
+/* The requests sent so far, one per daemon name. */
+struct ctl_asked {
+	int fds[CTL_ASKED_MAX];
+	char names[CTL_ASKED_MAX][108];
+	unsigned int nr;
+};
+
+static bool was_asked(const struct ctl_asked *a, const char *name)
+{
+	for (unsigned int i = 0; i < a->nr; i++)
+		if (!strcmp(a->names[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * Wait until one asked daemon's reply starts, or until until_ms; its
+ * socket, -ETIMEDOUT, or -EINTR when a signal cuts the wait short.
+ */
+static int first_reply(const struct ctl_asked *a, uint64_t until_ms)
+{
+	struct pollfd pfds[CTL_ASKED_MAX];
+	uint64_t now;
+	int n;
+
+	for (unsigned int i = 0; i < a->nr; i++)
+		pfds[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
+	while ((now = clock_now_ms()) < until_ms) {
+		n = poll(pfds, a->nr, (int)(until_ms - now));
+		if (n < 0)
+			return -errno;
+		for (unsigned int i = 0; n > 0 && i < a->nr; i++)
+			if (pfds[i].revents)
+				return a->fds[i];
+	}
+	return -ETIMEDOUT;
+}
 
 int ctl_request_timeout(const char *path, const char *request, int timeout_ms, char *buf,
 			size_t size)
@@ -595,9 +652,10 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 	uint64_t start = clock_now_ms(),
 		 deadline = start + (uint64_t)(timeout_ms > 0 ? timeout_ms : 1);
 	char(*names)[108] = NULL;
+	struct ctl_asked asked = { .nr = 0 };
 	struct ctl_mount m;
 	unsigned int nr, nr_seen = 0;
-	int err, fd = -EPERM;
+	int err, fd = -ETIMEDOUT;
 
 	buf[0] = '\0';
 	err = ctl_find_mount(path, &m);
@@ -606,35 +664,64 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 	if (!m.is_tierfs)
 		return -ENOTCONN;
 	/*
-	 * A stopped daemon's backlog fills: try it again until the deadline.
-	 * A daemon binds its name just after the mount appears: with none
-	 * bound, look again for a moment.
+	 * Ask every name that passes, and take the first reply.  A stopped
+	 * daemon's backlog fills: try it again until the deadline.  A daemon
+	 * binds its name just after the mount appears: until one answers,
+	 * look again for a moment.
 	 */
 	do {
 		bool is_busy = false;
 		unsigned int i = 0;
+		uint64_t until;
 
 		nr_seen = 0;
 		free(names);
 		err = list_candidates(&m, deadline, &names, &nr);
 		if (err && err != -ETIMEDOUT)
-			return err;
-		for (; i < nr && fd < 0 && clock_now_ms() < deadline; i++) {
-			fd = connect_verified(names[i], &m);
-			is_busy |= fd == -EAGAIN;
-			nr_seen += fd != -EPERM && fd != -ECONNREFUSED;
+			break;
+		for (; i < nr && asked.nr < CTL_ASKED_MAX && clock_now_ms() < deadline; i++) {
+			int one;
+
+			if (was_asked(&asked, names[i])) {
+				nr_seen++;
+				continue;
+			}
+			one = connect_verified(names[i], &m);
+			is_busy |= one == -EAGAIN;
+			nr_seen += one != -EPERM && one != -ECONNREFUSED;
+			if (one >= 0 && send_request(one, request, deadline)) {
+				close(one);
+				one = -EIO;
+			}
+			if (one >= 0) {
+				asked.fds[asked.nr] = one;
+				memcpy(asked.names[asked.nr++], names[i], sizeof(names[i]));
+			}
 		}
 		/* Out of time with names not listed or not tried: one may be the daemon's. */
-		nr_seen += err == -ETIMEDOUT || (fd < 0 && i < nr);
-		if (fd >= 0 || (!is_busy && (nr || clock_now_ms() - start >= CTL_BIND_GRACE_MS)))
+		nr_seen += err == -ETIMEDOUT || i < nr;
+		err = 0;
+		until = deadline;
+		if (is_busy || clock_now_ms() - start < CTL_BIND_GRACE_MS)
+			until = clock_now_ms() + CTL_RETRY_MS;
+		else if (!asked.nr)
 			break;
-		poll(NULL, 0, 20);
-	} while (clock_now_ms() < deadline);
+		if (!asked.nr) {
+			poll(NULL, 0, CTL_RETRY_MS);
+			continue;
+		}
+		fd = first_reply(&asked, until < deadline ? until : deadline);
+	} while (fd == -ETIMEDOUT && clock_now_ms() < deadline);
 	free(names);
+	for (unsigned int i = 0; i < asked.nr; i++)
+		if (asked.fds[i] != fd)
+			close(asked.fds[i]);
+	if (err || fd == -EINTR)
+		return err ? err : fd;
 	/* A tierfs mount, but no daemon of its own listens, or it is stuck. */
 	if (fd < 0)
-		return nr_seen ? -ETIMEDOUT : -ECONNREFUSED;
-	err = exchange(fd, request, deadline, buf, size);
+		return asked.nr || nr_seen ? -ETIMEDOUT : -ECONNREFUSED;
+	err = read_reply(fd, deadline, buf, size);
 	close(fd);
 	if (err)
 		return err == -EINTR ? -EINTR : err;

@@ -10,7 +10,9 @@
 # and an immediate new mount gets its channel; a cgroup named with a quote
 # leaves stats --json valid; the root directory's uid= gives no right to
 # change settings; a stopped or killed daemon is "not answering", a killed
-# one at once even when another user holds its name.
+# one at once even when another user holds its name; a stopped daemon
+# whose mount went away holds up no tierctl call to the mount now on its
+# minor.
 #
 # usage: mnt_ctl_adversary.sh TIERFS TIERCTL
 # Exits 0 pass, 1 fail, 77 skip (not root, no usable /dev/fuse, no python3).
@@ -332,4 +334,37 @@ else
 	ok "SIGTERM: unmounted"
 fi
 stop_clients
+
+# 9. A stopped daemon whose mount went away (umount -l) still holds
+# /dev/fuse and its name under the mount's MAJ:MIN; the next mount
+# usually gets the same minor.  root's tierctl reaches the new daemon.
+mount_dev() { awk -v m="$mnt" '$5 == m { d = $3 } END { print d }' /proc/self/mountinfo; }
+stale=
+for _ in 1 2 3; do
+	"$tierfs" "$mnt" -o size=64M || fail "mount for the stale daemon" "exit 0" "exit $?"
+	dev=$(mount_dev)
+	stale="$stale $(daemon_pid)"
+	kill -STOP $stale
+	umount -l "$mnt"
+	"$tierfs" "$mnt" -o size=64M || fail "mount beside a stale daemon" "exit 0" "exit $?"
+	[ "$(mount_dev)" = "$dev" ] && break
+	fusermount3 -u "$mnt"
+done
+if [ "$(mount_dev)" = "$dev" ]; then
+	worst=0
+	nr_ok=0
+	for _ in 1 2 3 4 5; do
+		start=$(now_ms)
+		"$tierctl" stats "$mnt" >/dev/null 2>&1 && nr_ok=$((nr_ok + 1))
+		took=$(($(now_ms) - start))
+		[ $took -gt $worst ] && worst=$took
+	done
+	expect "stats beside a stopped daemon on the same minor $dev, of 5" 5 "$nr_ok"
+	expect_below "stats beside a stopped daemon on the same minor, worst of 5" 1000 $worst
+else
+	fail "a mount on the stale daemon's minor" "$dev" "$(mount_dev), 3 times"
+fi
+# shellcheck disable=SC2086 # a list of pids
+kill -KILL $stale
+fusermount3 -u "$mnt"
 finish
