@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: MIT
 #
 # Another user's worst with metadata.  The daemon runs in a 64 MiB memory
-# cgroup (96 MiB over the ring), mounted by root with its defaults (allow_other, root directory
-# 1777), root's checksummed file in it.  As user nobody, each until
+# cgroup (96 MiB over the ring), mounted by root with its defaults
+# (allow_other, root directory 1777) on each backend (zpool, file, ramdisk,
+# redis), root's checksummed file in it.  As user nobody, each until
 # refused: files with two 60000-byte xattrs, symlinks with 4000-byte
-# targets, hard links with 255-byte names, empty files with 255-byte names
-# (that one from inside the daemon's cgroup).  Each flood must end with
+# targets, hard links with 255-byte names, empty files with 255-byte names,
+# each from inside the daemon's cgroup on two backends and from outside on
+# the other two.  Each flood must end with
 # ENOSPC for the attacker, no OOM kill, the mount up, root's file intact
 # (and renamed while full) and the footprint's peak inside the limit; once
 # the attacker's files are gone (rm -rf, which lists a full mount),
@@ -73,16 +75,21 @@ flood() {
 		fail "$what: metadata_bytes after rm" "<= $((meta_before + 4096))" "$meta"
 }
 
+# check_backend OPTIONS SAME: the four floods against a mount with OPTIONS;
+# those named in SAME run from inside the daemon's cgroup, the others from
+# outside.  The backends take turns, so each flood runs both ways.
 check_backend() {
 	opts=$1
 	name=${opts%%:*}
 	mount_in_cg "$name" "$limit" "$opts" || return
 	head -c $((8 << 20)) /dev/urandom >"$mnt/root-file"
 	want=$(md5 "$mnt/root-file")
-	flood "$name" xattrs
-	flood "$name" symlinks
-	flood "$name" links
-	flood "$name" names in_cg
+	for kind in xattrs symlinks links names; do
+		case " $2 " in
+		*" $kind "*) flood "$name" "$kind" in_cg ;;
+		*) flood "$name" "$kind" ;;
+		esac
+	done
 	grep -q " $mnt " /proc/self/mounts && ok "$name: still mounted" ||
 		fail "$name: the mount" "up" "gone"
 	# The room the attacker held is root's again.
@@ -91,8 +98,22 @@ check_backend() {
 	unmount_cg
 }
 
-check_backend backend=zpool
-check_backend "backend=file:$work/swap,swapsize=256M"
+check_backend backend=zpool "symlinks names"
+check_backend "backend=file:$work/swap,swapsize=256M" "xattrs links"
+check_backend backend=ramdisk "symlinks names"
+if ! built_in redis backend=redis; then
+	:
+elif ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
+	nr_skipped=$((nr_skipped + 1))
+	echo "skip - backend=redis: redis-server or redis-cli not installed"
+else
+	# shellcheck source=tests/redis/servers.sh
+	. "$(dirname "$0")/../redis/servers.sh"
+	trap 'cleanup; redis_stop_all' EXIT
+	port=$(redis_free_port)
+	redis_start "$port" || exit 1
+	check_backend "backend=redis://127.0.0.1:$port" "xattrs links"
+fi
 
 # A drain beside a writer, in the same cgroup: nothing is evicted while a
 # drain runs, so a write past the budget fails at once, and the drain
