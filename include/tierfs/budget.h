@@ -42,6 +42,8 @@ struct budget {
 	uint64_t pool_max_bytes;     /* pool_max=SIZE of a chain's RAM tier, */
 	unsigned int pool_max_pct;   /* or N% of the limit */
 	bool is_pool_max_pct;
+	/* What the rest of the limited cgroup holds, page cache aside. */
+	atomic_uint_fast64_t others_bytes;
 	/* The FUSE transport's buffers (mapped); written by the edge, lock or not. */
 	atomic_uint_fast64_t transport_bytes;
 	/*
@@ -136,6 +138,21 @@ bool budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes);
 
 /* The footprint limit in force, in bytes; 0 = none. */
 uint64_t budget_limit(struct data_space *ds);
+
+/*
+ * What the rest of the cgroup whose limit is env_limit_bytes holds, page
+ * cache aside (its processes' memory, the kernel's for them: dentries and
+ * inodes they pin, socket buffers): the limit's part the daemon cannot
+ * have.  Past BUDGET_EXCESS_FREE it comes off that limit, so the daemon
+ * gives way (evicts, refuses metadata) before the cgroup's OOM killer would
+ * have to pick, and the daemon, holding every file, is the biggest pick.
+ * Returns whether the budget shrank below the pages in use, as
+ * budget_set_env_limit().
+ */
+bool budget_set_others(struct data_space *ds, uint64_t bytes);
+
+/* The daemon's anonymous memory now (/proc/self/statm), in bytes. */
+uint64_t budget_rss_anon_bytes(void);
 
 /*
  * A chain's RAM tier bound: pool_max= as bytes, or pct % of the limit in

@@ -67,6 +67,7 @@ int cgroup_of(pid_t pid, char *v1, size_t v1size, char *v2, size_t v2size);
 struct cgroup_limit {
 	uint64_t limit_bytes;  /* the tightest limit; 0 and source "" = none */
 	uint64_t usage_bytes;  /* charged to the limiting cgroup now; 0 = unknown */
+	uint64_t file_bytes;   /* of it, page cache (the file LRUs); 0 = unknown */
 	char source[PATH_MAX]; /* the file the limit was read from; "" when none */
 };
 
@@ -78,6 +79,7 @@ struct cgroup_limit {
  * memory.limit_in_bytes (2^62 and above = no limit) wins; a v1 parent with
  * memory.use_hierarchy 0 does not limit its children.  Missing or unreadable
  * files are skipped; so is a hierarchy whose path lies outside its mount.
+ * With the limit come the limiting cgroup's usage and page cache.
  * Returns 0 (out filled, maybe with no limit) or -EINVAL for a path that is
  * not absolute or has a "." or ".." component.
  */

@@ -324,9 +324,41 @@ static int cgroup_dir(char *dir, size_t size, const char *mount, const char *bas
  * Tighten out with the limit file in dir unless it is missing or at least
  * unlimited; the usage file beside it gives the usage.
  */
+/*
+ * The sum of the values of keys (NULL-terminated) in the memory.stat of
+ * dir; 0 where none is there.
+ */
+static uint64_t cgroup_stat_sum(const char *dir, const char *const *keys)
+{
+	char path[PATH_MAX], line[128];
+	uint64_t sum = 0;
+	FILE *f;
+
+	if (cgroup_join(path, sizeof(path), dir, "/memory.stat"))
+		return 0;
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *value = strchr(line, ' ');
+
+		if (!value)
+			continue;
+		*value++ = '\0';
+		for (const char *const *key = keys; *key; key++)
+			if (!strcmp(line, *key))
+				sum += strtoull(value, NULL, 10);
+	}
+	fclose(f);
+	return sum;
+}
+
 static void cgroup_consider(const char *dir, const char *limit_file, const char *usage_file,
 			    uint64_t unlimited, struct cgroup_limit *out)
 {
+	/* v1's hierarchical counts, v2's (always hierarchical). */
+	static const char *const v1_file[] = { "total_active_file", "total_inactive_file", NULL };
+	static const char *const v2_file[] = { "active_file", "inactive_file", NULL };
 	char path[PATH_MAX];
 	uint64_t limit, usage;
 
@@ -341,6 +373,8 @@ static void cgroup_consider(const char *dir, const char *limit_file, const char 
 	if (!cgroup_join(path, sizeof(path), dir, usage_file) && !cgroup_read_u64(path, &usage) &&
 	    usage != UINT64_MAX)
 		out->usage_bytes = usage;
+	out->file_bytes =
+		cgroup_stat_sum(dir, unlimited == CGROUP_V1_UNLIMITED ? v1_file : v2_file);
 }
 
 /*

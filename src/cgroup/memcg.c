@@ -19,8 +19,14 @@
 
 static struct log_ratelimit pressure_log;
 
-/* How often the limit is read again, in ms. */
+/*
+ * How often the limit is read again, in ms; under one, with what the rest
+ * of the cgroup holds, four times as often: a flood of kernel memory (a
+ * process pinning a deep tree's dentries) grows a few MiB in that time,
+ * well inside the headroom.
+ */
 #define MEMCG_INTERVAL_MS 1000
+#define MEMCG_LIMITED_INTERVAL_MS 250
 
 uint64_t memcg_probe(struct memcg_watch *w)
 {
@@ -39,12 +45,29 @@ uint64_t memcg_probe(struct memcg_watch *w)
 	return w->limit;
 }
 
+/*
+ * What the rest of the limiting cgroup holds, page cache aside: its usage
+ * less the daemon's anonymous memory.  The daemon's kernel memory (page
+ * tables, sockets) counts as the rest's; the budget lets BUDGET_EXCESS_FREE
+ * of it go.
+ */
+static uint64_t others_of(const struct cgroup_limit *cl)
+{
+	uint64_t own = cl->file_bytes + budget_rss_anon_bytes();
+
+	return cl->limit_bytes && cl->usage_bytes > own ? cl->usage_bytes - own : 0;
+}
+
 static void follow_limit(struct memcg_watch *w)
 {
 	struct data_space *ds = w->ds;
 	struct cgroup_limit cl;
 
-	if (cgroup_limit(&w->roots, w->v1, w->v2, &cl) || cl.limit_bytes == w->limit)
+	if (cgroup_limit(&w->roots, w->v1, w->v2, &cl))
+		return;
+	if (budget_set_others(ds, others_of(&cl)))
+		reclaim_kick(ds);
+	if (cl.limit_bytes == w->limit)
 		return;
 	pthread_mutex_lock(&w->lock);
 	w->limit = cl.limit_bytes;
@@ -66,7 +89,8 @@ static void *watch(void *arg)
 	};
 
 	for (;;) {
-		int n = poll(fds, w->pressure.fd >= 0 ? 2 : 1, MEMCG_INTERVAL_MS);
+		int n = poll(fds, w->pressure.fd >= 0 ? 2 : 1,
+			     w->limit ? MEMCG_LIMITED_INTERVAL_MS : MEMCG_INTERVAL_MS);
 
 		if (n < 0 && errno != EINTR)
 			break;

@@ -140,6 +140,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 	ITEM(NULL, "fallocated_bytes", atomic_load(&ds->nr_unwritten) * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "mem_budget_bytes", ds->budget.mem_pages * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "mem_limit_bytes", budget_limit(ds), UNIT_BYTES);
+	ITEM(NULL, "cgroup_others_bytes", atomic_load(&ds->budget.others_bytes), UNIT_BYTES);
 	STR(NULL, "mem_source", mem_source(fs, source, sizeof(source)));
 	ITEM(NULL, "resident_bytes", ps.nr_in_use * PAGE_SIZE, UNIT_BYTES);
 	ITEM(NULL, "footprint_bytes", fp.total, UNIT_BYTES);

@@ -114,7 +114,7 @@ void budget_reset_peaks(struct data_space *ds)
 }
 
 /* Anonymous memory of the daemon, from /proc/self/statm; 0 if unknown. */
-static uint64_t rss_anon_bytes(void)
+uint64_t budget_rss_anon_bytes(void)
 {
 	unsigned long long size, resident, shared;
 	FILE *f = fopen("/proc/self/statm", "re");
@@ -148,6 +148,25 @@ static uint64_t limit_locked(const struct data_space *ds)
 	    (ds->budget.env_limit_bytes && ds->budget.env_limit_bytes < ds->budget.limit_bytes))
 		return ds->budget.env_limit_bytes;
 	return ds->budget.limit_bytes;
+}
+
+/*
+ * The limit the daemon's own memory has: limit_locked() with the part of
+ * the surroundings' limit that the rest of the cgroup holds past
+ * BUDGET_EXCESS_FREE taken off, down to a page (the smallest budget and
+ * metadata refused: the others hold the room).  budget.lock held.
+ */
+static uint64_t own_limit_locked(const struct data_space *ds)
+{
+	uint64_t limit = limit_locked(ds), env = ds->budget.env_limit_bytes;
+	uint64_t others = atomic_load(&ds->budget.others_bytes);
+
+	if (!env || others <= BUDGET_EXCESS_FREE)
+		return limit;
+	others -= BUDGET_EXCESS_FREE;
+	env = env > others + PAGE_SIZE ? env - others : PAGE_SIZE;
+	return ds->budget.limit_bytes && ds->budget.limit_bytes < env ? ds->budget.limit_bytes :
+									env;
 }
 
 /*
@@ -292,7 +311,7 @@ static bool update_locked(struct data_space *ds)
 	struct backend_stats bs = { 0 };
 	struct budget_footprint fp;
 	uint64_t mem = ds->budget.mem_cap_pages ? ds->budget.mem_cap_pages : UINT64_MAX, old;
-	uint64_t limit = limit_locked(ds), data_bytes = 0, weight;
+	uint64_t limit = own_limit_locked(ds), data_bytes = 0, weight;
 	uint64_t meta_max = UINT64_MAX;
 	bool is_full = false;
 
@@ -335,11 +354,11 @@ static bool update_locked(struct data_space *ds)
 		 * shows as the excess growing: once it has grown by a trim's
 		 * worth since its lowest, malloc gives it back.
 		 */
-		rss = rss_anon_bytes();
+		rss = budget_rss_anon_bytes();
 		excess = rss > model ? rss - model : 0;
 		if (excess > ds->budget.excess_floor_bytes + trim_bytes(limit)) {
 			malloc_trim(0);
-			rss = rss_anon_bytes();
+			rss = budget_rss_anon_bytes();
 			excess = rss > model ? rss - model : 0;
 			ds->budget.excess_floor_bytes = excess;
 		}
@@ -467,6 +486,17 @@ bool budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)
 	    !ds->budget.limit_bytes)
 		ds->budget.mem_cap_pages = atomic_load(&ds->budget.mem_pages);
 	ds->budget.env_limit_bytes = limit_bytes;
+	has_shrunk = update_locked(ds);
+	pthread_mutex_unlock(&ds->budget.lock);
+	return has_shrunk;
+}
+
+bool budget_set_others(struct data_space *ds, uint64_t bytes)
+{
+	bool has_shrunk;
+
+	pthread_mutex_lock(&ds->budget.lock);
+	atomic_store(&ds->budget.others_bytes, bytes);
 	has_shrunk = update_locked(ds);
 	pthread_mutex_unlock(&ds->budget.lock);
 	return has_shrunk;

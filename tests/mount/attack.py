@@ -7,17 +7,24 @@ line: "KIND: N made, errno NAME" (or "bound reached" when nothing refused:
 the flood was not bounded).  Usage: attack.py KIND DIR [MAX [SECONDS]]
 KIND: xattrs (files with two 60000-byte user.* values), symlinks (4000-byte
 targets), links (hard links with 255-byte names to one file), names (empty
-files with 255-byte names), small-xattrs (1000-byte values on one file, for
-an inode-space count)."""
+files with 255-byte names), deep (each directory, with a 255-byte name, in
+the one made before), small-xattrs (1000-byte values on one file, for an
+inode-space count)."""
 import errno
 import os
 import sys
 import time
 
 
-def make(kind, top, made, first, big, target):
+def make(kind, top, made, first, big, target, deep):
     name = os.path.join(top, ("%08d" % made).ljust(255, "n"))
-    if kind == "xattrs":
+    if kind == "deep":
+        # Far below PATH_MAX: each step relative to the last directory.
+        os.mkdir(os.path.basename(name), dir_fd=deep[0])
+        fd = os.open(os.path.basename(name), os.O_RDONLY | os.O_DIRECTORY, dir_fd=deep[0])
+        os.close(deep[0])
+        deep[0] = fd
+    elif kind == "xattrs":
         path = os.path.join(top, "%08d" % made)
         open(path, "w").close()
         os.setxattr(path, "user.a", big)
@@ -45,11 +52,12 @@ def flood(kind, top, max_items, seconds):
     first = os.path.join(top, "f")
     if kind in ("links", "small-xattrs"):
         open(first, "w").close()
+    deep = [os.open(top, os.O_RDONLY | os.O_DIRECTORY)]
     made = refused = 0
     last = None
     while made < max_items and time.monotonic() < deadline and refused < 200:
         try:
-            make(kind, top, made, first, big, target)
+            make(kind, top, made, first, big, target, deep)
             made += 1
             refused = 0
         except OSError as e:

@@ -8,7 +8,8 @@
 # refused: files with two 60000-byte xattrs, symlinks with 4000-byte
 # targets, hard links with 255-byte names, empty files with 255-byte names,
 # each from inside the daemon's cgroup on two backends and from outside on
-# the other two.  Each flood must end with
+# the other two; on zpool (inside) and file (outside), a tree of directories
+# each in the last.  Each flood must end with
 # ENOSPC for the attacker, no OOM kill, the mount up, root's file intact
 # (and renamed while full) and the footprint's peak inside the limit; once
 # the attacker's files are gone (rm -rf, which lists a full mount),
@@ -75,16 +76,17 @@ flood() {
 		fail "$what: metadata_bytes after rm" "<= $((meta_before + 4096))" "$meta"
 }
 
-# check_backend OPTIONS SAME: the four floods against a mount with OPTIONS;
-# those named in SAME run from inside the daemon's cgroup, the others from
-# outside.  The backends take turns, so each flood runs both ways.
+# check_backend OPTIONS SAME [DEEP]: the floods against a mount with
+# OPTIONS, the deep tree too if DEEP is "deep"; those named in SAME run from
+# inside the daemon's cgroup, the others from outside.  The backends take
+# turns, so each flood runs both ways.
 check_backend() {
 	opts=$1
 	name=${opts%%:*}
 	mount_in_cg "$name" "$limit" "$opts" || return
 	head -c $((8 << 20)) /dev/urandom >"$mnt/root-file"
 	want=$(md5 "$mnt/root-file")
-	for kind in xattrs symlinks links names; do
+	for kind in xattrs symlinks links names ${3:-}; do
 		case " $2 " in
 		*" $kind "*) flood "$name" "$kind" in_cg ;;
 		*) flood "$name" "$kind" ;;
@@ -98,8 +100,9 @@ check_backend() {
 	unmount_cg
 }
 
-check_backend backend=zpool "symlinks names"
-check_backend "backend=file:$work/swap,swapsize=256M" "xattrs links"
+# The deep tree (metadata alone, 12 s to remove) on two of them.
+check_backend backend=zpool "symlinks names deep" deep
+check_backend "backend=file:$work/swap,swapsize=256M" "xattrs links" deep
 check_backend backend=ramdisk "symlinks names"
 if ! built_in redis backend=redis; then
 	:

@@ -204,6 +204,61 @@ static void test_meta_bound(void)
 	space_destroy(&ds);
 }
 
+/* Charge metadata in 64 KiB pieces until refused; returns what was taken, given back. */
+static uint64_t meta_room(struct data_space *ds)
+{
+	const uint64_t piece = 64 << 10;
+	uint64_t charged = 0;
+	bool has_shrunk;
+
+	while (charged < (1ULL << 30) && !budget_charge_meta(ds, piece, &has_shrunk))
+		charged += piece;
+	budget_add_meta(ds, -(int64_t)charged);
+	return charged;
+}
+
+/*
+ * What the rest of the cgroup holds comes off the cgroup's limit past 8
+ * MiB: metadata is refused sooner, while the limit shown stays the
+ * cgroup's; memlimit= alone takes no such share off.
+ */
+static void test_others(void)
+{
+	const uint64_t limit = 128ULL << 20;
+	uint64_t alone, beside;
+	struct data_space ds;
+
+	check_set_context("others");
+	if (!space_new(&ds, space_ramdisk(1 << 20), MEM_PAGES))
+		return;
+	budget_set_env_limit(&ds, limit);
+	CHECK_EQ(0, budget_set(&ds, 0, 0));
+	alone = meta_room(&ds);
+	/* Within the free 8 MiB: nothing changes. */
+	budget_set_others(&ds, BUDGET_EXCESS_FREE);
+	CHECK_EQ(alone, meta_room(&ds));
+	budget_set_others(&ds, BUDGET_EXCESS_FREE + (32ULL << 20));
+	beside = meta_room(&ds);
+	printf("others: metadata room %llu KiB alone, %llu KiB beside 40 MiB of others\n",
+	       (unsigned long long)alone >> 10, (unsigned long long)beside >> 10);
+	CHECK(beside + (24ULL << 20) <= alone);
+	CHECK_EQ(limit, budget_limit(&ds));
+	/* Others holding all of it: the smallest budget, metadata refused. */
+	budget_set_others(&ds, limit);
+	CHECK_EQ(BUDGET_MIN_PAGES, atomic_load(&ds.budget.mem_pages));
+	CHECK_EQ(0, meta_room(&ds));
+	/* Gone again: the room is back. */
+	budget_set_others(&ds, 0);
+	CHECK_EQ(alone, meta_room(&ds));
+	/* memlimit= alone is the daemon's own: no share of a cgroup comes off it. */
+	budget_set_env_limit(&ds, 0);
+	CHECK_EQ(0, budget_set(&ds, 0, limit));
+	alone = meta_room(&ds);
+	budget_set_others(&ds, limit);
+	CHECK_EQ(alone, meta_room(&ds));
+	space_destroy(&ds);
+}
+
 int main(void)
 {
 	test_slots_bound();
@@ -212,5 +267,6 @@ int main(void)
 	test_limits();
 	test_memory_bound();
 	test_meta_bound();
+	test_others();
 	return check_done("budget");
 }

@@ -127,9 +127,12 @@ static void test_proc_cgroup(void)
 					sizeof(v2)));
 }
 
-/* cgroup_limit() for the process whose /proc/PID/cgroup is at rel. */
+/*
+ * cgroup_limit() for the process whose /proc/PID/cgroup is at rel: the
+ * limit, its file, and the limiting cgroup's usage and page cache.
+ */
 static void check_limit(const struct cgroup_roots *r, const char *rel, uint64_t limit,
-			const char *source_rel, uint64_t usage)
+			const char *source_rel, uint64_t usage, uint64_t file)
 {
 	char path[PATH_MAX], v1[PATH_MAX], v2[PATH_MAX], source[PATH_MAX];
 	struct cgroup_limit lim;
@@ -140,6 +143,7 @@ static void check_limit(const struct cgroup_roots *r, const char *rel, uint64_t 
 	CHECK_EQ(limit, lim.limit_bytes);
 	CHECK_STR(source_rel ? fixture(source, source_rel) : "", lim.source);
 	CHECK_EQ(usage, lim.usage_bytes);
+	CHECK_EQ(file, lim.file_bytes);
 	check_clear_context();
 }
 
@@ -150,16 +154,21 @@ static void test_limits(void)
 	struct cgroup_roots r;
 
 	CHECK_EQ(0, cgroup_roots_find(fixture(prefix, "hybrid"), &r));
-	/* alice's 1 GiB is looser than her parent's 256 MiB. */
+	/*
+	 * alice's 1 GiB is looser than her parent's 256 MiB; its page cache is
+	 * v1's hierarchical count (total_*_file), not the cgroup's own.
+	 */
 	check_limit(&r, "hybrid/proc/100/cgroup", 256 * MiB,
-		    "hybrid/sys/fs/cgroup/memory/tenants/memory.limit_in_bytes", 192 * MiB);
+		    "hybrid/sys/fs/cgroup/memory/tenants/memory.limit_in_bytes", 192 * MiB,
+		    48 * MiB);
 	/* bob has none of his own. */
 	check_limit(&r, "hybrid/proc/101/cgroup", 256 * MiB,
-		    "hybrid/sys/fs/cgroup/memory/tenants/memory.limit_in_bytes", 192 * MiB);
+		    "hybrid/sys/fs/cgroup/memory/tenants/memory.limit_in_bytes", 192 * MiB,
+		    48 * MiB);
 	/* 2^62 is unlimited; a soft limit is no limit. */
-	check_limit(&r, "hybrid/proc/102/cgroup", 0, NULL, 0);
+	check_limit(&r, "hybrid/proc/102/cgroup", 0, NULL, 0, 0);
 	/* A parent with use_hierarchy 0 does not limit its children. */
-	check_limit(&r, "hybrid/proc/103/cgroup", 0, NULL, 0);
+	check_limit(&r, "hybrid/proc/103/cgroup", 0, NULL, 0, 0);
 
 	/* Climbing out of the mount, or relative paths, are refused. */
 	CHECK_EQ(-EINVAL, cgroup_limit(&r, "/tenants/../../..", NULL, &lim));
@@ -174,17 +183,17 @@ static void test_limits(void)
 	CHECK_EQ(0, cgroup_roots_find(fixture(prefix, "v2"), &r));
 	/* memory.max "max" at the leaf, memory.high at the parent. */
 	check_limit(&r, "v2/proc/200/cgroup", 512 * MiB,
-		    "v2/sys/fs/cgroup/system.slice/memory.high", 320 * MiB);
-	/* The leaf's memory.max is tighter than the parent's memory.high. */
+		    "v2/sys/fs/cgroup/system.slice/memory.high", 320 * MiB, 60 * MiB);
+	/* The leaf's memory.max is tighter than the parent's memory.high; no memory.stat. */
 	check_limit(&r, "v2/proc/201/cgroup", 100 * MiB,
-		    "v2/sys/fs/cgroup/system.slice/db.service/memory.max", 50 * MiB);
+		    "v2/sys/fs/cgroup/system.slice/db.service/memory.max", 50 * MiB, 0);
 
 	CHECK_EQ(0, cgroup_roots_find(fixture(prefix, "container"), &r));
 	/* The mount's top is /docker/abc; no usage file there: usage unknown. */
 	check_limit(&r, "container/proc/300/cgroup", 2048 * MiB,
-		    "container/sys/fs/cgroup/memory/memory.limit_in_bytes", 0);
+		    "container/sys/fs/cgroup/memory/memory.limit_in_bytes", 0, 0);
 	/* A cgroup outside the mount cannot be seen: no limit. */
-	check_limit(&r, "container/proc/301/cgroup", 0, NULL, 0);
+	check_limit(&r, "container/proc/301/cgroup", 0, NULL, 0, 0);
 }
 
 /* Only \ooo that makes a byte other than NUL is an escape; the rest stays as it is. */
