@@ -101,6 +101,7 @@ struct ns {
 	struct inode **ids;
 	size_t nr_id_buckets; /* a power of two */
 	atomic_uint_fast64_t next_ino;
+	bool is_inode32;		  /* st_ino below 2^32 (inode32), else 64 bits */
 	atomic_uint_fast64_t nr_inodes;	  /* live inodes, root included */
 	atomic_uint_fast64_t max_inodes;  /* 0 = unlimited; tierctl set changes it live */
 	atomic_uint_fast64_t ispace_used; /* bytes of the inode space taken */
@@ -112,11 +113,11 @@ struct ns {
 
 /*
  * Create the namespace and its root directory.  Its memory is charged to
- * ds's budget (budget_charge_meta), unless ds is NULL.  Returns 0 or
- * -ENOMEM.
+ * ds's budget (budget_charge_meta), unless ds is NULL; is_inode32 keeps
+ * st_ino below 2^32.  Returns 0 or -ENOMEM.
  */
 int ns_init(struct ns *ns, struct data_space *ds, uint64_t max_inodes, mode_t root_mode, uid_t uid,
-	    gid_t gid);
+	    gid_t gid, bool is_inode32);
 
 /*
  * Take ispace bytes of the inode space and bytes of memory from the budget

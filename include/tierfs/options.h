@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tierfs/mpol.h"
 #include "tierfs/readahead.h"
 
 struct codec;
@@ -65,6 +66,11 @@ struct tierfs_options {
 	bool is_encrypted;	       /* encrypt=: the file backend seals its slots */
 	const struct codec *codec;     /* compressor= for zpool */
 	int codec_level;
+	bool is_backend_given;		 /* backend= was given: noswap refuses it */
+	bool is_noswap;			 /* tmpfs's noswap: backend=none */
+	bool is_inode32;		 /* inode32: st_ino wraps at 2^32, as tmpfs's */
+	bool has_mpol;			 /* mpol= was given: */
+	struct mpol mpol;		 /* the policy of the daemon's memory */
 	uint64_t swapsize;		 /* backend capacity, bytes; 0 = default */
 	enum readahead_policy readahead; /* swap-in readahead; 0 = auto */
 	unsigned int cg_share;		 /* % of a tenant cgroup's limit; 0 = default */

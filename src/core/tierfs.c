@@ -225,7 +225,8 @@ int tierfs_init(struct tierfs *fs, const struct tierfs_options *opts, uint64_t r
 		goto destroy_space;
 	/* Before the namespace: its inodes point at the tenants' lists. */
 	tenants_init(&fs->tenants, opts->cg_share ? opts->cg_share : 50);
-	ret = ns_init(&fs->ns, &fs->data, opts->nr_inodes, opts->mode, opts->uid, opts->gid);
+	ret = ns_init(&fs->ns, &fs->data, opts->nr_inodes, opts->mode, opts->uid, opts->gid,
+		      opts->is_inode32);
 	if (ret) {
 		snprintf(err, err_len, "nr_inodes=: cannot set up the namespace: %s",
 			 strerror(-ret));

@@ -25,6 +25,7 @@
 #include "tierfs/daemon.h"
 #include "tierfs/fs.h"
 #include "tierfs/log.h"
+#include "tierfs/mpol.h"
 #include "bridge.h"
 #include "ring.h"
 
@@ -389,6 +390,12 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	    fuse_opt_add_arg(&args, kopts) || (opts.debug && fuse_opt_add_arg(&args, "-d"))) {
 		fprintf(stderr, "tierfs: out of memory\n");
 		return 1;
+	}
+	/* Before the page pool is made; the threads and the background child inherit it. */
+	if (opts.has_mpol && (ret = mpol_apply(&opts.mpol))) {
+		fprintf(stderr, "tierfs: mpol=: cannot set the memory policy: %s\n",
+			strerror(-ret));
+		goto free_args;
 	}
 	ret = tierfs_init(&fs, &opts, ram, err, sizeof(err));
 	if (ret) {

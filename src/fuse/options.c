@@ -66,6 +66,9 @@ const char options_usage[] =
 	"  -o readahead=auto|direct|cluster|vma  swap-in readahead (auto: direct for\n"
 	"                 RAM backends, vma for the file backend)\n"
 	"  -o allow_other others may use the mount (default when root)\n"
+	"  tmpfs's too: nr_blocks=N (size= in 4 KiB pages), noswap (backend=none),\n"
+	"                 inode32|inode64, mpol=POLICY (the daemon's memory),\n"
+	"                 huge=VALUE (taken, pages stay 4 KiB); no quota options\n"
 	"  and the usual mount flags: ro, rw, nosuid, nodev, noexec, noatime, ...\n";
 
 static const char *const cache_names[] = {
@@ -416,11 +419,50 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		/* None is the default here: the daemon's cgroup may set one. */
 		if (!o->memlimit)
 			return below_minimum(opt, val, err, err_len);
+	} else if (!strcmp(opt, "nr_blocks") && val) {
+		uint64_t blocks;
+
+		/* tmpfs's size in pages: a count with a suffix, no %. */
+		if (strchr(val, '%') || options_parse_size(val, 0, &blocks) ||
+		    blocks > UINT64_MAX / PAGE_SIZE)
+			return fail("invalid nr_blocks= value '%s': want a count of 4 KiB pages "
+				    "with a %s suffix",
+				    val, OPTIONS_SUFFIXES);
+		o->size = blocks * PAGE_SIZE;
+	} else if (!strcmp(opt, "noswap") && !val) {
+		o->is_noswap = true;
+	} else if ((!strcmp(opt, "inode64") || !strcmp(opt, "inode32")) && !val) {
+		o->is_inode32 = !strcmp(opt, "inode32");
+	} else if (!strcmp(opt, "huge") && val) {
+		static const char *const huge_names[] = {
+			"never", "always", "within_size", "advise", "deny", "force", NULL,
+		};
+		size_t len = strlen(err);
+
+		if (parse_choice(huge_names, val) < 0)
+			return fail("invalid huge= value '%s': want never, always, within_size, "
+				    "advise, deny or force",
+				    val);
+		if (strcmp(val, "never") && strcmp(val, "deny"))
+			snprintf(err + len, err_len - len,
+				 "huge=%s: ignored: tierfs keeps file data in 4 KiB pages\n", val);
+	} else if (!strcmp(opt, "mpol") && val) {
+		char msg[256];
+
+		if (mpol_parse(val, NULL, &o->mpol, msg, sizeof(msg)))
+			return fail("%s", msg);
+		o->has_mpol = true;
+	} else if (!strcmp(opt, "quota") || !strcmp(opt, "usrquota") || !strcmp(opt, "grpquota") ||
+		   !strncmp(opt, "usrquota_", 9) || !strncmp(opt, "grpquota_", 9)) {
+		return fail("%s%s%s: tierfs has no quotas; nr_inodes= and size= bound the "
+			    "whole mount",
+			    opt, val ? "=" : "", val ? val : "");
 	} else if (!strcmp(opt, "swapsize") && val) {
 		if (options_parse_size(val, ram, &o->swapsize) || !o->swapsize)
 			return fail("invalid swapsize= value '%s': want %s", val,
 				    OPTIONS_SIZE_FORM);
 	} else if (!strcmp(opt, "backend") && val) {
+		o->is_backend_given = true;
 		/*
 		 * [RAM+]NAME[:ARG][+file:PATH]: a RAM tier's name has no ':', a
 		 * seed list no '+', and the file's path, last, may hold either.
@@ -690,6 +732,12 @@ static const char *fixed_change(const struct tierfs_options *a, const struct tie
 		return "cg_share=";
 	if (a->allow_other != b->allow_other)
 		return "allow_other";
+	if (a->is_noswap != b->is_noswap)
+		return "noswap";
+	if (a->is_inode32 != b->is_inode32)
+		return a->is_inode32 ? "inode64" : "inode32";
+	if (a->has_mpol != b->has_mpol || memcmp(&a->mpol, &b->mpol, sizeof(a->mpol)))
+		return "mpol=";
 	return NULL;
 }
 
@@ -716,6 +764,7 @@ int options_remount(const struct tierfs_options *cur, const char *list, uint64_t
 		    size_t err_len)
 {
 	const char *vals[sizeof(live_keys) / sizeof(live_keys[0])] = { NULL };
+	char blocks_size[24];
 	struct tierfs_options o = *cur;
 	char *copy = strdup(list), *end;
 	const char *changed;
@@ -737,6 +786,12 @@ int options_remount(const struct tierfs_options *cur, const char *list, uint64_t
 		for (int k = 0; live_keys[k] && !ret; k++)
 			if (!strcmp(opt, live_keys[k]))
 				vals[k] = opt + strlen(opt) + 1;
+		/* nr_blocks= is size= in pages: vals[0] is size='s. */
+		if (!ret && !strcmp(opt, "nr_blocks")) {
+			snprintf(blocks_size, sizeof(blocks_size), "%llu",
+				 (unsigned long long)o.size);
+			vals[0] = blocks_size;
+		}
 	}
 	if (ret)
 		goto free_copy;
@@ -985,6 +1040,12 @@ int options_parse(int argc, char **argv, uint64_t ram, struct tierfs_options *o,
 				    o->redis_timeout_ms ? "timeout" :
 				    o->redis_wait	? "wait" :
 							  "ttl");
+	}
+	if (o->is_noswap && !o->is_remount) {
+		if (o->is_backend_given && o->backend)
+			return fail("noswap and backend=: noswap keeps every page in memory, as "
+				    "backend=none");
+		o->backend = o->upper = o->lower = NULL;
 	}
 	if (o->transport == TRANSPORT_CLASSIC && o->is_ring_poll_given)
 		return fail("ring_poll=%u: transport=classic has no ring", o->ring_poll_us);

@@ -211,6 +211,9 @@ int ns_inode_new(struct ns *ns, mode_t mode, uid_t uid, gid_t gid, dev_t rdev, s
 	}
 	pthread_rwlock_init(&inode->lock, NULL);
 	inode->ino = atomic_fetch_add(&ns->next_ino, 1);
+	/* inode32: 1 to 2^32 - 1 and round again, as tmpfs's (which warns once). */
+	if (ns->is_inode32)
+		inode->ino = (inode->ino - 1) % UINT32_MAX + 1;
 	inode->all_next = ns->all;
 	if (ns->all)
 		ns->all->all_prev = inode;
@@ -293,12 +296,13 @@ void ns_inode_free(struct ns *ns, struct inode *inode)
 }
 
 int ns_init(struct ns *ns, struct data_space *ds, uint64_t max_inodes, mode_t root_mode, uid_t uid,
-	    gid_t gid)
+	    gid_t gid, bool is_inode32)
 {
 	int err;
 
 	memset(ns, 0, sizeof(*ns));
 	ns->ds = ds;
+	ns->is_inode32 = is_inode32;
 	pthread_rwlock_init(&ns->lock, NULL);
 	atomic_init(&ns->next_ino, 1);
 	atomic_init(&ns->nr_inodes, 0);

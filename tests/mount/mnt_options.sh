@@ -546,6 +546,84 @@ check_atime() {
 	end_mnt "$n"
 }
 
+# 4e. A tmpfs line of fstab mounts as it is: nr_blocks=, nr_inodes= and
+# noswap give what tmpfs gives with the same line; noswap is backend=none;
+# mpol=bind:0 binds every mapping of the daemon; inode32 keeps st_ino below
+# 2^32; huge=always is taken with a warning; the quota options and an
+# offline node are refused by name, with nothing mounted.
+check_tmpfs_line() {
+	line="rw,nosuid,nodev,relatime,nr_blocks=16k,nr_inodes=1k,mode=1777,inode32,huge=never,noswap"
+	n="tmpfs line"
+	new_mnt
+	if mount -t tmpfs -o "$line" tmpfs "$mnt" 2>"$work/tmpfs.err"; then
+		want=$(statfs '%b %c')
+		umount "$mnt"
+	else
+		want="16384 1024"
+		echo "# this kernel's tmpfs takes not all of $line: $(cat "$work/tmpfs.err")"
+	fi
+	rmdir "$mnt"
+	if mount_new "$n" "$line,mpol=bind:0"; then
+		expect "$n: statfs blocks and inodes as tmpfs's" "$want" "$(statfs '%b %c')"
+		"$tierctl" stats "$mnt" --json >"$work/stats.json" 2>&1
+		if grep -q '"backend":{"name":"none"' "$work/stats.json"; then
+			ok "$n: noswap is backend=none"
+		else
+			fail "$n: noswap" "backend none" "$(head -c 300 "$work/stats.json")"
+		fi
+		pid=$(daemon_pids "$mnt" | head -n 1)
+		nr_bound=$(grep -c ' bind:0\( \|$\)' "/proc/$pid/numa_maps" 2>/dev/null)
+		nr_other=$(grep -vc ' bind:0\( \|$\)' "/proc/$pid/numa_maps" 2>/dev/null)
+		if [ "${nr_bound:-0}" -gt 0 ] && [ "${nr_other:-1}" -eq 0 ]; then
+			ok "$n: mpol=bind:0 binds all $nr_bound mappings of the daemon"
+		else
+			fail "$n: mpol=bind:0" "every mapping bind:0" "$nr_bound bound, $nr_other not"
+		fi
+		head -c $((8 << 20)) /dev/urandom >"$work/rand"
+		cp "$work/rand" "$mnt/f"
+		expect "$n: data read back" "$(md5sum <"$work/rand" | cut -d' ' -f1)" \
+			"$(md5_direct "$mnt/f")"
+		ino=$(stat -c %i "$mnt/f")
+		[ "$ino" -lt 4294967296 ] && ok "$n: inode32: st_ino $ino" ||
+			fail "$n: inode32" "st_ino below 2^32" "$ino"
+		end_mnt "$n"
+	fi
+	n="huge=always"
+	if mount_new "$n" huge=always; then
+		if grep -q "huge=always: ignored" "$work/mount.err"; then
+			ok "$n: taken with a warning"
+		else
+			fail "$n: the warning" "huge=always: ignored ..." "$(cat "$work/mount.err")"
+		fi
+		end_mnt "$n"
+	fi
+	new_mnt
+	for opt in usrquota grpquota_block_hardlimit=1m mpol=bind:999 noswap,backend=zpool \
+		nr_blocks=10%; do
+		n="-o $opt"
+		key=${opt%%=*}
+		value=
+		case "$opt" in
+		*,*) key=${opt%%,*} value=${opt#*,} ;;
+		mpol=*) value="node 999" ;;
+		*=*) value=${opt#*=} ;;
+		esac
+		"$tierfs" "$mnt" -o "$opt" >/dev/null 2>"$work/opt.err"
+		rc=$?
+		if [ $rc -ne 0 ] && grep -qF -- "$key" "$work/opt.err" &&
+			grep -qF -- "${value%%=*}" "$work/opt.err"; then
+			ok "$n: refused: $(head -n 1 "$work/opt.err")"
+		else
+			fail "$n: refused" "an error naming $opt" "exit $rc: $(cat "$work/opt.err")"
+		fi
+		if is_mounted "$mnt"; then
+			fail "$n: nothing mounted" "no mount" "one"
+			release "$mnt"
+		fi
+	done
+	end_mnt "tmpfs options refused"
+}
+
 # 5. mode=, uid=, gid= set the root directory.
 check_root_owner() {
 	n="mode=0700,uid=1234,gid=5678"
@@ -1166,6 +1244,7 @@ check_bad_options
 check_mem_values
 check_remount
 check_atime
+check_tmpfs_line
 check_root_owner
 check_defaults
 check_mount_helper

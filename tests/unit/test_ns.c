@@ -46,7 +46,7 @@ static void test_root(void)
 	struct ns ns;
 	struct inode *root;
 
-	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 1000, 1001)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 1000, 1001, false)))
 		return;
 	root = ns.root;
 	CHECK(root != NULL);
@@ -66,7 +66,7 @@ static void test_root(void)
 	CHECK_EQ(1, nr_released);
 
 	/* Only permission bits of root_mode count; the root is a directory. */
-	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, S_IFREG | 01777, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, S_IFREG | 01777, 0, 0, false)))
 		return;
 	CHECK_EQ(S_IFDIR | 01777, ns.root->mode);
 	ns_destroy(&ns, count_release, NULL);
@@ -78,7 +78,7 @@ static void test_inodes(void)
 	struct inode *a = NULL, *b = NULL, *c = NULL, *d = NULL, *dir = NULL, *lnk = NULL;
 	uint64_t last_ino;
 
-	if (!CHECK_EQ(0, ns_init(&ns, NULL, 4, 01777, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 4, 01777, 0, 0, false)))
 		return;
 	CHECK_EQ(0, ns_inode_new(&ns, S_IFREG | 0600, 5, 6, 0, &a));
 	CHECK_EQ(0, ns_inode_new(&ns, S_IFDIR | 0700, 5, 6, 0, &dir));
@@ -165,7 +165,7 @@ static void test_entries(void)
 	struct dentry *d;
 	struct ns ns;
 
-	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0, false)))
 		return;
 	a = new_file(&ns);
 	b = new_file(&ns);
@@ -264,7 +264,7 @@ static void test_cookies_under_removal(void)
 	unsigned int nr_read = 0, nr_bad_order = 0, nr_dup = 0, nr_removed_seen = 0;
 	unsigned int nr_missed = 0, nr_new_seen = 0;
 
-	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0, false)))
 		return;
 	file = new_file(&ns);
 	if (!file)
@@ -372,7 +372,7 @@ static void test_compact_on_add(void)
 	char name[32];
 	uint64_t keep_cookie = 0;
 
-	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0, false)))
 		return;
 	file = new_file(&ns);
 	if (!file)
@@ -432,7 +432,7 @@ static void test_many_names(void)
 	unsigned int nr_bad_cookie = 0;
 	int i;
 
-	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0, false)))
 		return;
 	for (i = 0; i < NR; i++) {
 		many_name(name, sizeof(name), i);
@@ -513,7 +513,7 @@ static void test_inode_ids(void)
 	struct ns ns;
 	int i;
 
-	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0)))
+	if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0, false)))
 		return;
 	CHECK(ns_inode_by_id(&ns, (uintptr_t)ns.root) == ns.root);
 	for (i = 0; i < NR && (inode[i] = new_file(&ns)); i++)
@@ -540,6 +540,24 @@ destroy:
 	ns_destroy(&ns, count_release, NULL);
 }
 
+/* inode32 wraps st_ino past 2^32 - 1 to 1, as tmpfs's; inode64 goes on. */
+static void test_inode32(void)
+{
+	for (int wraps = 0; wraps < 2; wraps++) {
+		struct inode *a, *b;
+		struct ns ns;
+
+		if (!CHECK_EQ(0, ns_init(&ns, NULL, 0, 0755, 0, 0, wraps)))
+			return;
+		atomic_store(&ns.next_ino, UINT32_MAX);
+		CHECK_EQ(0, ns_inode_new(&ns, S_IFREG | 0644, 0, 0, 0, &a));
+		CHECK_EQ(0, ns_inode_new(&ns, S_IFREG | 0644, 0, 0, 0, &b));
+		CHECK_EQ(UINT32_MAX, a->ino);
+		CHECK_EQ(wraps ? 1 : (uint64_t)UINT32_MAX + 1, b->ino);
+		ns_destroy(&ns, count_release, NULL);
+	}
+}
+
 int main(void)
 {
 	test_root();
@@ -549,5 +567,6 @@ int main(void)
 	test_compact_on_add();
 	test_many_names();
 	test_inode_ids();
+	test_inode32();
 	return check_done("ns");
 }

@@ -274,6 +274,20 @@ static void test_bad_options(void)
 		{ "memlimit=", "memlimit" },
 		{ "encrypt=yes", "encrypt" },
 		{ "encrypt", "encrypt" },
+		{ "nr_blocks=10%", "nr_blocks" },
+		{ "nr_blocks=x", "nr_blocks" },
+		{ "nr_blocks=9999999999999999e", "nr_blocks" },
+		{ "noswap,backend=zpool", "noswap" },
+		{ "backend=ramdisk,noswap", "noswap" },
+		{ "huge=sometimes", "huge" },
+		{ "mpol=bind", "mpol" },
+		{ "mpol=bind:9", "node 9" },
+		{ "mpol=prefer:0-1", "mpol" },
+		{ "mpol=local:0", "mpol" },
+		{ "mpol=bind=loose:0", "mpol" },
+		{ "quota", "quota" },
+		{ "usrquota", "usrquota" },
+		{ "grpquota_inode_hardlimit=10", "grpquota_inode_hardlimit" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -657,6 +671,50 @@ static void test_kernel_flags(void)
 }
 
 /* libfuse 3.14 refuses relatime and strictatime: tierfs keeps them for itself. */
+/*
+ * A tmpfs fstab line mounts: nr_blocks= is size= in pages, noswap is
+ * backend=none, inode32 and inode64, huge= (with a warning where it would
+ * ask for huge pages), mpol= (checked against /sys; node 0 is always
+ * there), each as tmpfs takes it; noswap, inode32 and mpol= cannot change on
+ * a remount.
+ */
+static void test_tmpfs_line(void)
+{
+	char *argv[] = { "tierfs", "-o",
+			 "rw,nosuid,nodev,relatime,nr_blocks=16k,nr_inodes=1k,mode=1777,uid=0,"
+			 "gid=0,inode32,huge=within_size,mpol=bind:0,noswap",
+			 "/mnt", NULL };
+	struct tierfs_options o;
+	enum atime_mode atime;
+	bool is_nodiratime;
+	char set[64], err[256];
+
+	CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(64ULL << 20, o.size);
+	CHECK(o.backend == NULL);
+	CHECK(o.is_noswap);
+	CHECK(o.is_inode32);
+	CHECK(o.has_mpol);
+	CHECK(strstr(err, "huge=within_size: ignored") != NULL);
+	CHECK_EQ(0, options_remount(&o, "remount,nr_blocks=32k,noswap,inode32,mpol=bind:0", RAM,
+				    set, sizeof(set), &atime, &is_nodiratime, err, sizeof(err)));
+	CHECK_STR("size=134217728", set);
+	CHECK_EQ(-EINVAL, options_remount(&o, "remount,inode64", RAM, set, sizeof(set), &atime,
+					  &is_nodiratime, err, sizeof(err)));
+	CHECK(strstr(err, "inode") != NULL);
+	CHECK_EQ(-EINVAL, options_remount(&o, "remount,mpol=local", RAM, set, sizeof(set), &atime,
+					  &is_nodiratime, err, sizeof(err)));
+	CHECK(strstr(err, "mpol=") != NULL);
+	argv[2] = "huge=never,mpol=interleave,inode64";
+	CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	CHECK_STR("", err);
+	CHECK(!o.is_inode32);
+	CHECK(o.backend != NULL);
+	CHECK_EQ(-EINVAL, options_remount(&o, "remount,noswap", RAM, set, sizeof(set), &atime,
+					  &is_nodiratime, err, sizeof(err)));
+	CHECK(strstr(err, "noswap") != NULL);
+}
+
 static void test_atime_flags(void)
 {
 	static const struct {
@@ -931,6 +989,7 @@ int main(void)
 	test_suffixes_named();
 	test_kernel_flags();
 	test_atime_flags();
+	test_tmpfs_line();
 	test_positional_and_flags();
 	test_long_list();
 	test_remount();
