@@ -625,23 +625,35 @@ static bool was_asked(const struct ctl_asked *a, const char *name)
 
 /*
  * Wait until one asked daemon's reply starts, or until until_ms; its
- * socket, -ETIMEDOUT, or -EINTR when a signal cuts the wait short.
+ * socket, -ETIMEDOUT, or -errno (-EINTR when a signal cuts the wait
+ * short).  One that hangs up without a word (a stale daemon killed while
+ * asked) is dropped while others are left to answer; the last is returned,
+ * and its empty reply says what happened.
  */
-static int first_reply(const struct ctl_asked *a, uint64_t until_ms)
+static int first_reply(struct ctl_asked *a, uint64_t until_ms)
 {
 	struct pollfd pfds[CTL_ASKED_MAX];
 	uint64_t now;
 	int n;
 
-	for (unsigned int i = 0; i < a->nr; i++)
-		pfds[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
 	while ((now = clock_now_ms()) < until_ms) {
+		for (unsigned int i = 0; i < a->nr; i++)
+			pfds[i] = (struct pollfd){ .fd = a->fds[i], .events = POLLIN };
 		n = poll(pfds, a->nr, (int)(until_ms - now));
 		if (n < 0)
 			return -errno;
-		for (unsigned int i = 0; n > 0 && i < a->nr; i++)
-			if (pfds[i].revents)
+		for (unsigned int i = 0; n > 0 && i < a->nr; i++) {
+			char c;
+
+			if (!pfds[i].revents)
+				continue;
+			if (a->nr == 1 || recv(a->fds[i], &c, 1, MSG_PEEK | MSG_DONTWAIT) > 0)
 				return a->fds[i];
+			close(a->fds[i]);
+			a->fds[i] = a->fds[--a->nr];
+			memcpy(a->names[i], a->names[a->nr], sizeof(a->names[i]));
+			break;
+		}
 	}
 	return -ETIMEDOUT;
 }
@@ -680,7 +692,7 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 		if (err && err != -ETIMEDOUT)
 			break;
 		for (; i < nr && asked.nr < CTL_ASKED_MAX && clock_now_ms() < deadline; i++) {
-			int one;
+			int one, sent = 0;
 
 			if (was_asked(&asked, names[i])) {
 				nr_seen++;
@@ -689,15 +701,21 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 			one = connect_verified(names[i], &m);
 			is_busy |= one == -EAGAIN;
 			nr_seen += one != -EPERM && one != -ECONNREFUSED;
-			if (one >= 0 && send_request(one, request, deadline)) {
+			if (one >= 0 && (sent = send_request(one, request, deadline))) {
 				close(one);
 				one = -EIO;
+			}
+			if (sent == -EINTR) {
+				err = sent;
+				break;
 			}
 			if (one >= 0) {
 				asked.fds[asked.nr] = one;
 				memcpy(asked.names[asked.nr++], names[i], sizeof(names[i]));
 			}
 		}
+		if (err == -EINTR)
+			break;
 		/* Out of time with names not listed or not tried: one may be the daemon's. */
 		nr_seen += err == -ETIMEDOUT || i < nr;
 		err = 0;
@@ -716,7 +734,7 @@ int ctl_request_timeout(const char *path, const char *request, int timeout_ms, c
 	for (unsigned int i = 0; i < asked.nr; i++)
 		if (asked.fds[i] != fd)
 			close(asked.fds[i]);
-	if (err || fd == -EINTR)
+	if (err || (fd < 0 && fd != -ETIMEDOUT))
 		return err ? err : fd;
 	/* A tierfs mount, but no daemon of its own listens, or it is stuck. */
 	if (fd < 0)
