@@ -67,7 +67,7 @@ int cgroup_of(pid_t pid, char *v1, size_t v1size, char *v2, size_t v2size);
 struct cgroup_limit {
 	uint64_t limit_bytes;  /* the tightest limit; 0 and source "" = none */
 	uint64_t usage_bytes;  /* charged to the limiting cgroup now; 0 = unknown */
-	uint64_t file_bytes;   /* of it, page cache (the file LRUs); 0 = unknown */
+	uint64_t file_bytes;   /* of it, page cache (the file LRUs); UINT64_MAX = unknown */
 	char source[PATH_MAX]; /* the file the limit was read from; "" when none */
 };
 

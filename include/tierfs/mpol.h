@@ -17,7 +17,8 @@ struct mpol {
 };
 
 /*
- * Parse mpol='s value as tmpfs takes it: default, local, prefer:NODE,
+ * Parse mpol='s value as tmpfs takes it: default, local, prefer[:NODE] (no
+ * node: local),
  * bind:NODELIST, interleave[:NODELIST], each of the last three with
  * =static or =relative after its name (NODELIST as 0-3:5 or 0-3,5; every
  * node online by default for interleave), each node one that is online

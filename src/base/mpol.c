@@ -3,6 +3,7 @@
  * mpol=: a NUMA policy for the daemon's memory, checked against the nodes
  * online and set with set_mempolicy(2) (no libnuma: one system call).
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,21 +33,22 @@ static int parse_nodes(const char *s, struct mpol *p)
 		return -EINVAL;
 	while (*s) {
 		char *end;
-		unsigned long lo = strtoul(s, &end, 10), hi = lo;
+		unsigned long lo, hi;
 
-		if (end == s || *s == '-' || *s == '+')
+		if (!isdigit((unsigned char)*s))
 			return -EINVAL;
+		lo = hi = strtoul(s, &end, 10);
 		if (*end == '-') {
 			s = end + 1;
-			hi = strtoul(s, &end, 10);
-			if (end == s || *s == '-' || *s == '+')
+			if (!isdigit((unsigned char)*s))
 				return -EINVAL;
+			hi = strtoul(s, &end, 10);
 		}
 		if (lo > hi || hi >= MPOL_MAX_NODES)
 			return -EINVAL;
 		for (unsigned long n = lo; n <= hi; n++)
 			node_set(p, (unsigned int)n);
-		if (*end && *end != ',' && *end != ':')
+		if (*end && ((*end != ',' && *end != ':') || !end[1]))
 			return -EINVAL;
 		s = *end ? end + 1 : end;
 	}
@@ -77,7 +79,7 @@ int mpol_parse(const char *val, const char *online, struct mpol *out, char *msg,
 	} modes[] = {
 		{ "default", MPOL_DEFAULT, false, false },
 		{ "local", MPOL_LOCAL, false, false },
-		{ "prefer", MPOL_PREFERRED, true, true },
+		{ "prefer", MPOL_PREFERRED, true, false },
 		{ "bind", MPOL_BIND, true, true },
 		{ "interleave", MPOL_INTERLEAVE, true, false },
 	};
@@ -113,8 +115,14 @@ int mpol_parse(const char *val, const char *online, struct mpol *out, char *msg,
 		if ((nodes && !modes[i].has_nodes) || (!nodes && modes[i].needs_nodes) ||
 		    (flags && !modes[i].has_nodes))
 			break;
+		/* prefer with no node is local, as tmpfs takes it. */
+		if (!nodes && modes[i].mode == MPOL_PREFERRED) {
+			out->mode = MPOL_LOCAL;
+			return 0;
+		}
 		if (!nodes) {
-			memcpy(out->nodes, up.nodes, sizeof(out->nodes));
+			if (modes[i].has_nodes)
+				memcpy(out->nodes, up.nodes, sizeof(out->nodes));
 			return 0;
 		}
 		if (parse_nodes(nodes + 1, out))
@@ -135,7 +143,7 @@ int mpol_parse(const char *val, const char *online, struct mpol *out, char *msg,
 		return 0;
 	}
 	snprintf(msg, msg_len,
-		 "invalid mpol= value '%s': want default, local, prefer:NODE, bind:NODELIST or "
+		 "invalid mpol= value '%s': want default, local, prefer[:NODE], bind:NODELIST or "
 		 "interleave[:NODELIST]",
 		 val);
 	return -EINVAL;

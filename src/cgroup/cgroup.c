@@ -326,31 +326,35 @@ static int cgroup_dir(char *dir, size_t size, const char *mount, const char *bas
  */
 /*
  * The sum of the values of keys (NULL-terminated) in the memory.stat of
- * dir; 0 where none is there.
+ * dir; UINT64_MAX where it cannot be read or has none of them.
  */
 static uint64_t cgroup_stat_sum(const char *dir, const char *const *keys)
 {
 	char path[PATH_MAX], line[128];
 	uint64_t sum = 0;
+	bool is_found = false;
 	FILE *f;
 
 	if (cgroup_join(path, sizeof(path), dir, "/memory.stat"))
-		return 0;
+		return UINT64_MAX;
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return UINT64_MAX;
 	while (fgets(line, sizeof(line), f)) {
 		char *value = strchr(line, ' ');
 
 		if (!value)
 			continue;
 		*value++ = '\0';
-		for (const char *const *key = keys; *key; key++)
-			if (!strcmp(line, *key))
+		for (const char *const *key = keys; *key; key++) {
+			if (!strcmp(line, *key)) {
 				sum += strtoull(value, NULL, 10);
+				is_found = true;
+			}
+		}
 	}
 	fclose(f);
-	return sum;
+	return is_found ? sum : UINT64_MAX;
 }
 
 static void cgroup_consider(const char *dir, const char *limit_file, const char *usage_file,

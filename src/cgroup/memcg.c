@@ -53,9 +53,12 @@ uint64_t memcg_probe(struct memcg_watch *w)
  */
 static uint64_t others_of(const struct cgroup_limit *cl)
 {
-	uint64_t own = cl->file_bytes + budget_rss_anon_bytes();
+	uint64_t own;
 
-	return cl->limit_bytes && cl->usage_bytes > own ? cl->usage_bytes - own : 0;
+	if (!cl->limit_bytes || cl->file_bytes == UINT64_MAX)
+		return 0; /* no page cache figure: nothing to tell the others' by */
+	own = cl->file_bytes + budget_rss_anon_bytes();
+	return cl->usage_bytes > own ? cl->usage_bytes - own : 0;
 }
 
 static void follow_limit(struct memcg_watch *w)
@@ -65,10 +68,11 @@ static void follow_limit(struct memcg_watch *w)
 
 	if (cgroup_limit(&w->roots, w->v1, w->v2, &cl))
 		return;
-	if (budget_set_others(ds, others_of(&cl)))
-		reclaim_kick(ds);
-	if (cl.limit_bytes == w->limit)
+	if (cl.limit_bytes == w->limit) {
+		if (budget_set_others(ds, others_of(&cl)))
+			reclaim_kick(ds);
 		return;
+	}
 	pthread_mutex_lock(&w->lock);
 	w->limit = cl.limit_bytes;
 	snprintf(w->source, sizeof(w->source), "%s", cl.source);
@@ -76,7 +80,8 @@ static void follow_limit(struct memcg_watch *w)
 	atomic_fetch_add(&w->nr_limit_changes, 1);
 	log_msg(LOG_INFO, "the cgroup's memory limit is now %llu MiB (%s)",
 		(unsigned long long)(cl.limit_bytes >> 20), cl.limit_bytes ? cl.source : "none");
-	if (budget_set_env_limit(ds, cl.limit_bytes ? cl.limit_bytes : w->fallback_limit))
+	if (budget_set_env_limit(ds, cl.limit_bytes ? cl.limit_bytes : w->fallback_limit) |
+	    budget_set_others(ds, others_of(&cl)))
 		reclaim_kick(ds);
 }
 

@@ -5,6 +5,7 @@
  * message that names it.  A remount is checked here too, against the
  * options the mount runs with.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -435,15 +436,15 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		o->is_inode32 = !strcmp(opt, "inode32");
 	} else if (!strcmp(opt, "huge") && val) {
 		static const char *const huge_names[] = {
-			"never", "always", "within_size", "advise", "deny", "force", NULL,
+			"never", "always", "within_size", "advise", NULL,
 		};
 		size_t len = strlen(err);
 
 		if (parse_choice(huge_names, val) < 0)
-			return fail("invalid huge= value '%s': want never, always, within_size, "
-				    "advise, deny or force",
+			return fail("invalid huge= value '%s': want never, always, within_size or "
+				    "advise",
 				    val);
-		if (strcmp(val, "never") && strcmp(val, "deny"))
+		if (strcmp(val, "never"))
 			snprintf(err + len, err_len - len,
 				 "huge=%s: ignored: tierfs keeps file data in 4 KiB pages\n", val);
 	} else if (!strcmp(opt, "mpol") && val) {
@@ -619,17 +620,25 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 /*
  * Cut s in place into its options, each ended by a '\0', and return the end
  * of the last.  Options end at a comma; "\," is a comma within one
- * (redis://A\,B), as in libfuse.
+ * (redis://A\,B), as in libfuse, and so is one before a digit in mpol=, as
+ * tmpfs takes "mpol=bind:0,2".
  */
 static char *split_list(char *s)
 {
-	char *out = s;
+	char *out = s, *opt = s;
 
 	for (const char *p = s; *p; p++) {
-		if (p[0] == '\\' && p[1] == ',')
+		bool is_in_nodes = p[0] == ',' && isdigit((unsigned char)p[1]) && out - opt > 5 &&
+				   !strncmp(opt, "mpol=", 5);
+
+		if (p[0] == '\\' && p[1] == ',') {
 			*out++ = *++p;
-		else
-			*out++ = *p == ',' ? '\0' : *p;
+		} else if (*p == ',' && !is_in_nodes) {
+			*out++ = '\0';
+			opt = out;
+		} else {
+			*out++ = *p;
+		}
 	}
 	*out = '\0';
 	return out;
@@ -732,11 +741,13 @@ static const char *fixed_change(const struct tierfs_options *a, const struct tie
 		return "cg_share=";
 	if (a->allow_other != b->allow_other)
 		return "allow_other";
-	if (a->is_noswap != b->is_noswap)
+	/* b starts as a copy of a: noswap can only be added, a no-op without a backend. */
+	if (b->is_noswap && !a->is_noswap && a->backend)
 		return "noswap";
 	if (a->is_inode32 != b->is_inode32)
 		return a->is_inode32 ? "inode64" : "inode32";
-	if (a->has_mpol != b->has_mpol || memcmp(&a->mpol, &b->mpol, sizeof(a->mpol)))
+	if (a->has_mpol != b->has_mpol || a->mpol.mode != b->mpol.mode ||
+	    memcmp(a->mpol.nodes, b->mpol.nodes, sizeof(a->mpol.nodes)))
 		return "mpol=";
 	return NULL;
 }

@@ -493,11 +493,16 @@ bool budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)
 
 bool budget_set_others(struct data_space *ds, uint64_t bytes)
 {
-	bool has_shrunk;
+	uint64_t old = atomic_load(&ds->budget.others_bytes), step;
+	bool has_shrunk = false;
 
 	pthread_mutex_lock(&ds->budget.lock);
-	atomic_store(&ds->budget.others_bytes, bytes);
-	has_shrunk = update_locked(ds);
+	/* Followed once it has moved by 1/1024 of the limit, as steady_other(). */
+	step = ds->budget.env_limit_bytes >> 10;
+	if (bytes > old + step || old > bytes + step || (!bytes && old)) {
+		atomic_store(&ds->budget.others_bytes, bytes);
+		has_shrunk = update_locked(ds);
+	}
 	pthread_mutex_unlock(&ds->budget.lock);
 	return has_shrunk;
 }

@@ -186,12 +186,12 @@ static void test_limits(void)
 		    "v2/sys/fs/cgroup/system.slice/memory.high", 320 * MiB, 60 * MiB);
 	/* The leaf's memory.max is tighter than the parent's memory.high; no memory.stat. */
 	check_limit(&r, "v2/proc/201/cgroup", 100 * MiB,
-		    "v2/sys/fs/cgroup/system.slice/db.service/memory.max", 50 * MiB, 0);
+		    "v2/sys/fs/cgroup/system.slice/db.service/memory.max", 50 * MiB, UINT64_MAX);
 
 	CHECK_EQ(0, cgroup_roots_find(fixture(prefix, "container"), &r));
 	/* The mount's top is /docker/abc; no usage file there: usage unknown. */
 	check_limit(&r, "container/proc/300/cgroup", 2048 * MiB,
-		    "container/sys/fs/cgroup/memory/memory.limit_in_bytes", 0, 0);
+		    "container/sys/fs/cgroup/memory/memory.limit_in_bytes", 0, UINT64_MAX);
 	/* A cgroup outside the mount cannot be seen: no limit. */
 	check_limit(&r, "container/proc/301/cgroup", 0, NULL, 0, 0);
 }

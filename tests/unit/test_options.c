@@ -285,6 +285,8 @@ static void test_bad_options(void)
 		{ "mpol=prefer:0-1", "mpol" },
 		{ "mpol=local:0", "mpol" },
 		{ "mpol=bind=loose:0", "mpol" },
+		{ "mpol=bind:0,999", "node 999" }, /* one option, as tmpfs takes it */
+		{ "huge=deny", "huge" },
 		{ "quota", "quota" },
 		{ "usrquota", "usrquota" },
 		{ "grpquota_inode_hardlimit=10", "grpquota_inode_hardlimit" },
@@ -713,6 +715,11 @@ static void test_tmpfs_line(void)
 	CHECK_EQ(-EINVAL, options_remount(&o, "remount,noswap", RAM, set, sizeof(set), &atime,
 					  &is_nodiratime, err, sizeof(err)));
 	CHECK(strstr(err, "noswap") != NULL);
+	/* On backend=none noswap changes nothing; a node list keeps its commas. */
+	argv[2] = "backend=none,mpol=bind:0,0";
+	CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(0, options_remount(&o, "remount,noswap,mpol=bind:0", RAM, set, sizeof(set), &atime,
+				    &is_nodiratime, err, sizeof(err)));
 }
 
 static void test_atime_flags(void)
