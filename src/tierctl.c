@@ -885,6 +885,7 @@ static const struct command commands[] = {
 		  "                    with a warning\n"
 		  "    memlimit=SIZE   the daemon's whole memory limit, at least 32m; 0 = none\n"
 		  "    readahead=auto|direct|cluster|vma   what a swap-in brings back\n"
+		  "    pool_max=SIZE|N%  a chain's RAM tier bound, N% of the memory limit\n"
 		  "    cgroup=PATH [mem=SIZE]  a tenant cgroup's resident share instead\n"
 		  "                    (without mem=: back to cg_share=)\n"
 		  "  Root or the user who mounted only.\n" },
