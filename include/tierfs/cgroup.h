@@ -67,7 +67,6 @@ int cgroup_of(pid_t pid, char *v1, size_t v1size, char *v2, size_t v2size);
 struct cgroup_limit {
 	uint64_t limit_bytes;  /* the tightest limit; 0 and source "" = none */
 	uint64_t usage_bytes;  /* charged to the limiting cgroup now; 0 = unknown */
-	uint64_t file_bytes;   /* of it, page cache (the file LRUs); UINT64_MAX = unknown */
 	char source[PATH_MAX]; /* the file the limit was read from; "" when none */
 };
 
@@ -79,12 +78,19 @@ struct cgroup_limit {
  * memory.limit_in_bytes (2^62 and above = no limit) wins; a v1 parent with
  * memory.use_hierarchy 0 does not limit its children.  Missing or unreadable
  * files are skipped; so is a hierarchy whose path lies outside its mount.
- * With the limit come the limiting cgroup's usage and page cache.
+ * With the limit comes the limiting cgroup's usage.
  * Returns 0 (out filled, maybe with no limit) or -EINVAL for a path that is
  * not absolute or has a "." or ".." component.
  */
 int cgroup_limit(const struct cgroup_roots *r, const char *v1path, const char *v2path,
 		 struct cgroup_limit *out);
+
+/*
+ * The page cache (the file LRUs of memory.stat, counted over the subtree)
+ * of the cgroup whose limit cl holds, in bytes; UINT64_MAX when there is
+ * none or memory.stat says nothing of it.
+ */
+uint64_t cgroup_file_bytes(const struct cgroup_limit *cl);
 
 enum cgroup_pressure_kind {
 	CGROUP_PRESSURE_NONE,

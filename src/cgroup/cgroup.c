@@ -324,45 +324,9 @@ static int cgroup_dir(char *dir, size_t size, const char *mount, const char *bas
  * Tighten out with the limit file in dir unless it is missing or at least
  * unlimited; the usage file beside it gives the usage.
  */
-/*
- * The sum of the values of keys (NULL-terminated) in the memory.stat of
- * dir; UINT64_MAX where it cannot be read or has none of them.
- */
-static uint64_t cgroup_stat_sum(const char *dir, const char *const *keys)
-{
-	char path[PATH_MAX], line[128];
-	uint64_t sum = 0;
-	bool is_found = false;
-	FILE *f;
-
-	if (cgroup_join(path, sizeof(path), dir, "/memory.stat"))
-		return UINT64_MAX;
-	f = fopen(path, "re");
-	if (!f)
-		return UINT64_MAX;
-	while (fgets(line, sizeof(line), f)) {
-		char *value = strchr(line, ' ');
-
-		if (!value)
-			continue;
-		*value++ = '\0';
-		for (const char *const *key = keys; *key; key++) {
-			if (!strcmp(line, *key)) {
-				sum += strtoull(value, NULL, 10);
-				is_found = true;
-			}
-		}
-	}
-	fclose(f);
-	return is_found ? sum : UINT64_MAX;
-}
-
 static void cgroup_consider(const char *dir, const char *limit_file, const char *usage_file,
 			    uint64_t unlimited, struct cgroup_limit *out)
 {
-	/* v1's hierarchical counts, v2's (always hierarchical). */
-	static const char *const v1_file[] = { "total_active_file", "total_inactive_file", NULL };
-	static const char *const v2_file[] = { "active_file", "inactive_file", NULL };
 	char path[PATH_MAX];
 	uint64_t limit, usage;
 
@@ -377,8 +341,6 @@ static void cgroup_consider(const char *dir, const char *limit_file, const char 
 	if (!cgroup_join(path, sizeof(path), dir, usage_file) && !cgroup_read_u64(path, &usage) &&
 	    usage != UINT64_MAX)
 		out->usage_bytes = usage;
-	out->file_bytes =
-		cgroup_stat_sum(dir, unlimited == CGROUP_V1_UNLIMITED ? v1_file : v2_file);
 }
 
 /*
@@ -430,6 +392,56 @@ int cgroup_limit(const struct cgroup_roots *r, const char *v1path, const char *v
 	if (!ret)
 		cgroup_walk(dir, strlen(r->v1_memory), true, out);
 	return 0;
+}
+
+/*
+ * The sum of the values of keys (NULL-terminated) in the memory.stat of
+ * dir; UINT64_MAX where it cannot be read or has none of them.
+ */
+static uint64_t cgroup_stat_sum(const char *dir, const char *const *keys)
+{
+	char path[PATH_MAX], line[128];
+	uint64_t sum = 0;
+	bool is_found = false;
+	FILE *f;
+
+	if (cgroup_join(path, sizeof(path), dir, "/memory.stat"))
+		return UINT64_MAX;
+	f = fopen(path, "re");
+	if (!f)
+		return UINT64_MAX;
+	while (fgets(line, sizeof(line), f)) {
+		char *value = strchr(line, ' ');
+
+		if (!value)
+			continue;
+		*value++ = '\0';
+		for (const char *const *key = keys; *key; key++) {
+			if (!strcmp(line, *key)) {
+				sum += strtoull(value, NULL, 10);
+				is_found = true;
+			}
+		}
+	}
+	fclose(f);
+	return is_found ? sum : UINT64_MAX;
+}
+
+uint64_t cgroup_file_bytes(const struct cgroup_limit *cl)
+{
+	/* v1's hierarchical counts, v2's (always hierarchical). */
+	static const char *const v1_keys[] = { "total_active_file", "total_inactive_file", NULL };
+	static const char *const v2_keys[] = { "active_file", "inactive_file", NULL };
+	char dir[PATH_MAX];
+	char *slash;
+
+	if (!cl->source[0] || snprintf(dir, sizeof(dir), "%s", cl->source) >= (int)sizeof(dir))
+		return UINT64_MAX;
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return UINT64_MAX;
+	*slash = '\0';
+	return cgroup_stat_sum(dir, strcmp(slash + 1, "memory.limit_in_bytes") ? v2_keys : v1_keys);
 }
 
 /* Install a PSI trigger on a pressure file. */

@@ -53,11 +53,11 @@ uint64_t memcg_probe(struct memcg_watch *w)
  */
 static uint64_t others_of(const struct cgroup_limit *cl)
 {
-	uint64_t own;
+	uint64_t file = cl->limit_bytes ? cgroup_file_bytes(cl) : UINT64_MAX, own;
 
-	if (!cl->limit_bytes || cl->file_bytes == UINT64_MAX)
+	if (file == UINT64_MAX)
 		return 0; /* no page cache figure: nothing to tell the others' by */
-	own = cl->file_bytes + budget_rss_anon_bytes();
+	own = file + budget_rss_anon_bytes();
 	return cl->usage_bytes > own ? cl->usage_bytes - own : 0;
 }
 

@@ -493,10 +493,11 @@ bool budget_set_env_limit(struct data_space *ds, uint64_t limit_bytes)
 
 bool budget_set_others(struct data_space *ds, uint64_t bytes)
 {
-	uint64_t old = atomic_load(&ds->budget.others_bytes), step;
+	uint64_t old, step;
 	bool has_shrunk = false;
 
 	pthread_mutex_lock(&ds->budget.lock);
+	old = atomic_load(&ds->budget.others_bytes);
 	/* Followed once it has moved by 1/1024 of the limit, as steady_other(). */
 	step = ds->budget.env_limit_bytes >> 10;
 	if (bytes > old + step || old > bytes + step || (!bytes && old)) {

@@ -129,7 +129,8 @@ static void test_proc_cgroup(void)
 
 /*
  * cgroup_limit() for the process whose /proc/PID/cgroup is at rel: the
- * limit, its file, and the limiting cgroup's usage and page cache.
+ * limit, its file, and the limiting cgroup's usage; cgroup_file_bytes()
+ * its page cache (UINT64_MAX: no limit, or no memory.stat).
  */
 static void check_limit(const struct cgroup_roots *r, const char *rel, uint64_t limit,
 			const char *source_rel, uint64_t usage, uint64_t file)
@@ -143,7 +144,7 @@ static void check_limit(const struct cgroup_roots *r, const char *rel, uint64_t 
 	CHECK_EQ(limit, lim.limit_bytes);
 	CHECK_STR(source_rel ? fixture(source, source_rel) : "", lim.source);
 	CHECK_EQ(usage, lim.usage_bytes);
-	CHECK_EQ(file, lim.file_bytes);
+	CHECK_EQ(file, cgroup_file_bytes(&lim));
 	check_clear_context();
 }
 
@@ -166,9 +167,9 @@ static void test_limits(void)
 		    "hybrid/sys/fs/cgroup/memory/tenants/memory.limit_in_bytes", 192 * MiB,
 		    48 * MiB);
 	/* 2^62 is unlimited; a soft limit is no limit. */
-	check_limit(&r, "hybrid/proc/102/cgroup", 0, NULL, 0, 0);
+	check_limit(&r, "hybrid/proc/102/cgroup", 0, NULL, 0, UINT64_MAX);
 	/* A parent with use_hierarchy 0 does not limit its children. */
-	check_limit(&r, "hybrid/proc/103/cgroup", 0, NULL, 0, 0);
+	check_limit(&r, "hybrid/proc/103/cgroup", 0, NULL, 0, UINT64_MAX);
 
 	/* Climbing out of the mount, or relative paths, are refused. */
 	CHECK_EQ(-EINVAL, cgroup_limit(&r, "/tenants/../../..", NULL, &lim));
@@ -193,7 +194,7 @@ static void test_limits(void)
 	check_limit(&r, "container/proc/300/cgroup", 2048 * MiB,
 		    "container/sys/fs/cgroup/memory/memory.limit_in_bytes", 0, UINT64_MAX);
 	/* A cgroup outside the mount cannot be seen: no limit. */
-	check_limit(&r, "container/proc/301/cgroup", 0, NULL, 0, 0);
+	check_limit(&r, "container/proc/301/cgroup", 0, NULL, 0, UINT64_MAX);
 }
 
 /* Only \ooo that makes a byte other than NUL is an escape; the rest stays as it is. */
