@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "tierfs/log.h"
 #include "tierfs/mpol.h"
 #include "tierfs/readahead.h"
 
@@ -74,6 +75,8 @@ struct tierfs_options {
 	uint64_t swapsize;		 /* backend capacity, bytes; 0 = default */
 	enum readahead_policy readahead; /* swap-in readahead; 0 = auto */
 	unsigned int cg_share;		 /* % of a tenant cgroup's limit; 0 = default */
+	enum log_target log_target;	 /* log=; LOG_TARGET_DEFAULT when not given */
+	char log_path[PATH_MAX];	 /* log=FILE */
 	bool foreground;
 	bool debug;
 	bool allow_other;

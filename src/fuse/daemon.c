@@ -148,10 +148,10 @@ static int serve(struct fuse_session *se, bool single_thread)
  * daemon serves, its control channel bound: fuse_daemonize() lets the
  * parent go before any thread is started, so a tierctl right after the
  * mount could find no daemon to answer, and a start that failed still
- * exited 0.  Returns the pipe to report on with daemon_ready(), -1 in the
- * foreground, or -errno.
+ * exited 0.  stderr stays open for log=stderr.  Returns the pipe to report
+ * on with daemon_ready(), -1 in the foreground, or -errno.
  */
-static int daemon_detach(bool foreground)
+static int daemon_detach(bool foreground, bool keep_stderr)
 {
 	int fds[2], null_fd;
 	char status = 1;
@@ -181,7 +181,8 @@ static int daemon_detach(bool foreground)
 	if (null_fd >= 0) {
 		dup2(null_fd, STDIN_FILENO);
 		dup2(null_fd, STDOUT_FILENO);
-		dup2(null_fd, STDERR_FILENO);
+		if (!keep_stderr)
+			dup2(null_fd, STDERR_FILENO);
 		if (null_fd > STDERR_FILENO)
 			close(null_fd);
 	}
@@ -384,6 +385,14 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 		fprintf(stderr, "tierfs: mount point '%s' is not a directory\n", opts.mountpoint);
 		return 1;
 	}
+	ret = log_prepare(opts.log_target, opts.log_path, opts.foreground, err, sizeof(err));
+	if (ret) {
+		fprintf(stderr, "tierfs: log=%s: cannot open: %s\n", opts.log_path, strerror(-ret));
+		return 1;
+	}
+	/* Said where syslog was asked for; the log itself says it either way. */
+	if (err[0] && opts.log_target == LOG_TARGET_SYSLOG)
+		fprintf(stderr, "tierfs: warning: %s\n", err);
 	snprintf(kopts, sizeof(kopts), "default_permissions,fsname=%s,subtype=tierfs%s%s",
 		 opts.source, opts.kernel_opts[0] ? "," : "", opts.kernel_opts);
 	if (fuse_opt_add_arg(&args, argv[0]) || fuse_opt_add_arg(&args, "-o") ||
@@ -429,13 +438,13 @@ int daemon_main(int argc, char **argv, int (*after_init)(struct tierfs *fs))
 	ret = set_atime_attr(&opts, mnt);
 	if (ret)
 		goto unmount;
-	ready_fd = daemon_detach(opts.foreground);
+	ready_fd = daemon_detach(opts.foreground, log_keeps_stderr());
 	if (ready_fd < -1) {
 		fprintf(stderr, "tierfs: cannot go into the background: %s\n", strerror(-ready_fd));
 		ret = ready_fd;
 		goto unmount;
 	}
-	log_open(mnt, opts.foreground);
+	log_open(mnt);
 	ret = tierfs_start(&fs);
 	if (ret) {
 		log_msg(LOG_ERR, "cannot start: %s", strerror(-ret));

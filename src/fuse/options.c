@@ -68,6 +68,8 @@ const char options_usage[] =
 	"  -o readahead=auto|direct|cluster|vma  swap-in readahead (auto: vma for the\n"
 	"                 file and redis backends with cache=never, else direct)\n"
 	"  -o allow_other others may use the mount (default when root)\n"
+	"  -o log=syslog|stderr|FILE  where the daemon logs (stderr with -f, else\n"
+	"                 syslog; /dev/kmsg when nothing listens at /dev/log)\n"
 	"  tmpfs's too: nr_blocks=N (size= in 4 KiB pages), noswap (backend=none),\n"
 	"                 inode32|inode64, mpol=POLICY (the daemon's memory),\n"
 	"                 huge=VALUE (taken, pages stay 4 KiB); no quota options\n"
@@ -459,6 +461,19 @@ static int parse_one(struct tierfs_options *o, char *opt, uint64_t ram, char *er
 		return fail("%s%s%s: tierfs has no quotas; nr_inodes= and size= bound the "
 			    "whole mount",
 			    opt, val ? "=" : "", val ? val : "");
+	} else if (!strcmp(opt, "log") && val) {
+		if (!strcmp(val, "syslog")) {
+			o->log_target = LOG_TARGET_SYSLOG;
+		} else if (!strcmp(val, "stderr")) {
+			o->log_target = LOG_TARGET_STDERR;
+		} else if (val[0] == '/' && strlen(val) < sizeof(o->log_path)) {
+			o->log_target = LOG_TARGET_FILE;
+			snprintf(o->log_path, sizeof(o->log_path), "%s", val);
+		} else {
+			return fail("invalid log= value '%s': want syslog, stderr or an absolute "
+				    "file path",
+				    val);
+		}
 	} else if (!strcmp(opt, "swapsize") && val) {
 		if (options_parse_size(val, ram, &o->swapsize) || !o->swapsize)
 			return fail("invalid swapsize= value '%s': want %s", val,
@@ -745,6 +760,8 @@ static const char *fixed_change(const struct tierfs_options *a, const struct tie
 	/* b starts as a copy of a: noswap can only be added, a no-op without a backend. */
 	if (b->is_noswap && !a->is_noswap && a->backend)
 		return "noswap";
+	if (a->log_target != b->log_target || strcmp(a->log_path, b->log_path))
+		return "log=";
 	if (a->is_inode32 != b->is_inode32)
 		return a->is_inode32 ? "inode64" : "inode32";
 	if (a->has_mpol != b->has_mpol || a->mpol.mode != b->mpol.mode ||

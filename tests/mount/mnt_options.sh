@@ -3,7 +3,8 @@
 #
 # The mount options of tierfs on live mounts: the size= and nr_inodes= limits
 # and statfs, malformed options and the minimums of mem= and memlimit=,
-# remount (by tierfs -o remount and by mount(8)), the root's mode and owner,
+# remount (by tierfs -o remount and by mount(8)), tmpfs's fstab options,
+# where the daemon logs, the root's mode and owner,
 # mount(8) and fstab, the signals that end the daemon, cache=, ro, and
 # tierctl stats, and what this build has.
 #
@@ -610,6 +611,68 @@ check_tmpfs_line() {
 		expect_refused "$opt" "$key" "$value"
 	done
 	end_mnt "tmpfs options refused"
+}
+
+# 4c. log=: a file (appended to, 0640, a line each with the time), stderr
+# kept open in the background, and syslog with nothing at /dev/log (hidden
+# in a mount namespace of its own): the kernel's ring, and a warning.
+check_log() {
+	n="log=FILE"
+	log=$work/daemon.log
+	echo "a line from before" >"$log"
+	chmod 0600 "$log"
+	rm -f "$work/new.log"
+	if mount_new "$n" "log=$log"; then
+		end_mnt "$n"
+		if mount_new "$n" "log=$work/new.log"; then
+			end_mnt "$n"
+			expect "$n: a new file is 0640" 640 "$(stat -c %a "$work/new.log" 2>&1)"
+		fi
+		expect "$n: appended to" "a line from before" "$(head -n 1 "$log")"
+		stamp='[0-9-]*T[0-9:.]*[+-][0-9]* tierfs /[^[]*\[[0-9]*\]: '
+		if grep -q "^${stamp}mounted /" "$log" && grep -q "^${stamp}/.* unmounted$" "$log"; then
+			ok "$n: the mount and the unmount, each with the time and pid"
+		else
+			fail "$n: lines" "mounted ... and ... unmounted" "'$(cat "$log")'"
+		fi
+	fi
+	n="log=stderr"
+	if mount_new "$n" log=stderr; then
+		end_mnt "$n"
+		if grep -q "^tierfs: mounted /" "$work/mount.err" &&
+			grep -q "^tierfs: /.* unmounted$" "$work/mount.err"; then
+			ok "$n: the daemon in the background writes to the caller's stderr"
+		else
+			fail "$n: stderr" "the daemon's lines" "'$(cat "$work/mount.err")'"
+		fi
+	fi
+	n="log=syslog without /dev/log"
+	new_mnt
+	if ! command -v unshare >/dev/null; then
+		echo "# $n: no unshare(1)"
+	elif unshare -m --propagation private sh -c '
+		[ -e /dev/log ] && { mount --bind /dev/null /dev/log || exit 2; }
+		"$1" "$2" -o log=syslog 2>"$3" || exit 1
+		echo data >"$2/f"
+		fusermount3 -u "$2"' sh "$tierfs" "$mnt" "$work/mount.err"; then
+		wait_for sh -c "dmesg | grep -qF 'tierfs $mnt[' 2>/dev/null"
+		if dmesg | grep -q "tierfs $mnt\[[0-9]*\]: mounted $mnt:"; then
+			ok "$n: the mount logged to the kernel's ring"
+		else
+			fail "$n: dmesg" "tierfs $mnt[PID]: mounted ..." "'$(dmesg | tail -n 3)'"
+		fi
+		if grep -q "no syslog at /dev/log.*/dev/kmsg" "$work/mount.err"; then
+			ok "$n: said on stderr ($(head -n 1 "$work/mount.err"))"
+		else
+			fail "$n: a warning" "no syslog at /dev/log" "'$(cat "$work/mount.err")'"
+		fi
+	else
+		fail "$n: mount in a namespace" "exit 0" "'$(cat "$work/mount.err")'"
+	fi
+	for opt in log=relative/path log=/no-such-dir/tierfs.log; do
+		expect_refused "$opt" log= "${opt#log=}"
+	done
+	end_mnt "log= refused"
 }
 
 # 5. mode=, uid=, gid= set the root directory.
@@ -1233,6 +1296,7 @@ check_mem_values
 check_remount
 check_atime
 check_tmpfs_line
+check_log
 check_root_owner
 check_defaults
 check_mount_helper

@@ -55,6 +55,7 @@ expect "tierfs: an option" _tierfs --config tierfs --con
 expect "tierfs -o: a key after a comma" _tierfs size=1g,backend= tierfs /mnt -o size=1g,back
 expect "tierfs -o: a key's value" _tierfs backend=zpool+file: tierfs /mnt -o backend=zpool+
 expect "tierfs -o: a value after a comma" _tierfs mem=1g,cache=never tierfs -o mem=1g,cache=nev
+expect "tierfs -o: log's values" _tierfs log=stderr tierfs /mnt -o log=st
 
 echo "$nr_passed passed, $nr_failed failed"
 [ "$nr_failed" -eq 0 ]

@@ -290,6 +290,9 @@ static void test_bad_options(void)
 		{ "quota", "quota" },
 		{ "usrquota", "usrquota" },
 		{ "grpquota_inode_hardlimit=10", "grpquota_inode_hardlimit" },
+		{ "log=journal", "log" },
+		{ "log=var/log/t", "log" },
+		{ "log=", "log" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -672,6 +675,31 @@ static void test_kernel_flags(void)
 	CHECK_EQ(1ULL << 20, o.size);
 }
 
+/* log= names syslog, stderr or an absolute file, and cannot change on a remount. */
+static void test_log(void)
+{
+	char *argv[] = { "tierfs", "-o", "log=/var/log/tierfs.log", "/mnt", NULL };
+	struct tierfs_options o;
+	enum atime_mode atime;
+	bool is_nodiratime;
+	char set[64], err[256];
+
+	CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(LOG_TARGET_FILE, o.log_target);
+	CHECK_STR("/var/log/tierfs.log", o.log_path);
+	CHECK_EQ(0, options_remount(&o, "remount,log=/var/log/tierfs.log", RAM, set, sizeof(set),
+				    &atime, &is_nodiratime, err, sizeof(err)));
+	CHECK_EQ(-EINVAL, options_remount(&o, "remount,log=stderr", RAM, set, sizeof(set), &atime,
+					  &is_nodiratime, err, sizeof(err)));
+	CHECK(strstr(err, "log=") != NULL);
+	argv[2] = "log=stderr";
+	CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(LOG_TARGET_STDERR, o.log_target);
+	argv[2] = "size=1m";
+	CHECK_EQ(0, options_parse(ARGC(argv), argv, RAM, &o, err, sizeof(err)));
+	CHECK_EQ(LOG_TARGET_DEFAULT, o.log_target);
+}
+
 /* libfuse 3.14 refuses relatime and strictatime: tierfs keeps them for itself. */
 /*
  * A tmpfs fstab line mounts: nr_blocks= is size= in pages, noswap is
@@ -997,6 +1025,7 @@ int main(void)
 	test_kernel_flags();
 	test_atime_flags();
 	test_tmpfs_line();
+	test_log();
 	test_positional_and_flags();
 	test_long_list();
 	test_remount();
