@@ -240,16 +240,20 @@ static const struct list_column list_columns[] = {
 	{ "SIZE", NULL, "size_bytes", COL_BYTES, "size=, the cap on file data (0: none)" },
 	{ "DATA", NULL, "data_bytes", COL_BYTES, "file data held, resident or swapped" },
 	{ "RESIDENT", NULL, "resident_bytes", COL_BYTES, "file data in the daemon's memory" },
+	{ "BUDGET", NULL, "mem_budget_bytes", COL_BYTES, "the resident budget" },
 	{ "STORED", "backend", "stored_bytes", COL_BYTES, "file data in the backend" },
 	{ "POOL", "backend", "pool_bytes", COL_BYTES, "memory or disk the backend uses for it" },
-	{ "RATIO", "backend", "compression_ratio", COL_RATIO, "STORED / POOL of a compressor" },
+	{ "RATIO", "backend", "compression_ratio", COL_RATIO,
+	  "STORED / POOL of a compressor ('-': nothing stored)" },
+	{ "FOOTPRINT", NULL, "footprint_bytes", COL_BYTES,
+	  "all the daemon's memory: pages, pool, metadata" },
 	{ "COMPRESSOR", "backend", "compressor", COL_STRING, "the compressor, if any" },
 	{ "BACKEND", "backend", "name", COL_STRING, "backend=" },
 	{ "TRANSPORT", "transport", "mode", COL_STRING, "classic /dev/fuse or uring" },
 	/* Not shown unless asked for. */
 	{ "FREE", NULL, "free_bytes", COL_BYTES, "what more df says fits" },
-	{ "BUDGET", NULL, "mem_budget_bytes", COL_BYTES, "the resident budget" },
-	{ "FOOTPRINT", NULL, "footprint_bytes", COL_BYTES, "all the daemon's memory" },
+	{ "ZERO-PAGES", NULL, "same_filled_pages", COL_COUNT,
+	  "pages of one repeated word, held as that word" },
 	{ "PEAK", NULL, "footprint_peak_bytes", COL_BYTES, "the footprint's peak" },
 	{ "POOLPEAK", "backend", "pool_peak_bytes", COL_BYTES, "the backend's peak" },
 	{ "INODES", NULL, "inodes", COL_COUNT, "inodes in use" },
@@ -264,7 +268,7 @@ static const struct list_column list_columns[] = {
 };
 
 #define NR_LIST_COLUMNS (sizeof(list_columns) / sizeof(list_columns[0]))
-#define NR_DEFAULT_COLUMNS 10
+#define NR_DEFAULT_COLUMNS 12
 
 /* One mount's row: its stats, or why there are none. */
 struct list_row {
@@ -285,7 +289,11 @@ static void *ask_row(void *arg)
 	return NULL;
 }
 
-/* --output COL,COL,... into cols; false, having said why, on a wrong one. */
+/*
+ * --output COL,COL,... into cols, or +COL,... after the columns already
+ * there (the defaults), as zramctl takes them; false, having said why, on
+ * a wrong one.
+ */
 static bool parse_columns(const char *spec, const struct list_column **cols, size_t *nr)
 {
 	char copy[1024], *save = NULL;
@@ -294,8 +302,11 @@ static bool parse_columns(const char *spec, const struct list_column **cols, siz
 		fprintf(stderr, "tierctl: list: --output too long\n");
 		return false;
 	}
+	if (*spec == '+')
+		spec++;
+	else
+		*nr = 0;
 	strcpy(copy, spec);
-	*nr = 0;
 	for (char *name = strtok_r(copy, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
 		const struct list_column *col = NULL;
 
@@ -476,9 +487,13 @@ out:
 	return ret;
 }
 
+/*
+ * Aligned columns, or with is_unaligned (--raw) one space between cells,
+ * for scripts to split, as zramctl --raw.
+ */
 static void print_list_text(const struct list_row *rows, unsigned int nr,
 			    const struct list_column **cols, size_t nr_cols, bool is_raw,
-			    bool has_headings)
+			    bool is_unaligned, bool has_headings)
 {
 	enum { CELL_MAX = 4 * 4096 + 1 };
 	static char cell[CELL_MAX];
@@ -503,8 +518,15 @@ static void print_list_text(const struct list_row *rows, unsigned int nr,
 				snprintf(cell, sizeof(cell), "%s", cols[c]->name);
 			else
 				column_text(&rows[r], cols[c], is_raw, cell, sizeof(cell));
-			printf("%s%*s", c ? " " : "",
-			       is_left ? (is_last ? 0 : -width[c]) : width[c], cell);
+			/* "1.0 GiB" as "1.0GiB": a cell is one word. */
+			if (is_unaligned && cols[c]->kind == COL_BYTES && strchr(cell, ' '))
+				memmove(strchr(cell, ' '), strchr(cell, ' ') + 1,
+					strlen(strchr(cell, ' ')));
+			if (is_unaligned)
+				printf("%s%s", c ? " " : "", cell);
+			else
+				printf("%s%*s", c ? " " : "",
+				       is_left ? (is_last ? 0 : -width[c]) : width[c], cell);
 		}
 		putchar('\n');
 	}
@@ -512,7 +534,7 @@ static void print_list_text(const struct list_row *rows, unsigned int nr,
 
 static void print_columns(FILE *f)
 {
-	fputs("  columns (the first ten by default):\n", f);
+	fputs("  columns (the first twelve by default):\n", f);
 	for (size_t i = 0; i < NR_LIST_COLUMNS; i++)
 		fprintf(f, "    %-11s %s\n", list_columns[i].name, list_columns[i].help);
 }
@@ -520,7 +542,7 @@ static void print_columns(FILE *f)
 static int cmd_list(const char *mnt, int argc, char **argv)
 {
 	const struct list_column *cols[NR_LIST_COLUMNS];
-	bool is_json = false, is_raw = false, has_headings = true;
+	bool is_json = false, is_raw = false, is_unaligned = false, has_headings = true;
 	struct ctl_mount_point *mps;
 	struct list_row *rows;
 	size_t nr_cols = NR_DEFAULT_COLUMNS;
@@ -539,6 +561,11 @@ static int cmd_list(const char *mnt, int argc, char **argv)
 			is_raw = true;
 		else if (!strcmp(argv[i], "--noheadings") || !strcmp(argv[i], "-n"))
 			has_headings = false;
+		else if (!strcmp(argv[i], "--raw") || !strcmp(argv[i], "-r"))
+			is_unaligned = true;
+		else if (!strcmp(argv[i], "--output-all"))
+			for (nr_cols = 0; nr_cols < NR_LIST_COLUMNS; nr_cols++)
+				cols[nr_cols] = &list_columns[nr_cols];
 		else if ((!strcmp(argv[i], "--output") || !strcmp(argv[i], "-o")) && i + 1 < argc)
 			spec = argv[++i];
 		else if (!strncmp(argv[i], "--output=", 9))
@@ -590,7 +617,7 @@ static int cmd_list(const char *mnt, int argc, char **argv)
 		err = print_list_json(rows, nr, cols, nr_cols);
 		ret = err ? err : ret;
 	} else if (nr) {
-		print_list_text(rows, nr, cols, nr_cols, is_raw, has_headings);
+		print_list_text(rows, nr, cols, nr_cols, is_raw, is_unaligned, has_headings);
 	}
 	for (unsigned int r = 0; r < nr; r++) {
 		json_decref(rows[r].stats);
@@ -849,11 +876,14 @@ static int cmd_drain(const char *mnt, int argc, char **argv)
 static const struct command commands[] = {
 	{ .name = "list",
 	  .run = cmd_list,
-	  .synopsis = "tierctl list [--json] [--bytes] [--noheadings] [--output COL,...]",
+	  .synopsis = "tierctl list [--json] [--bytes] [--raw] [--noheadings]\n"
+		      "                    [--output [+]COL,...|--output-all]",
 	  .help = "  One row per tierfs mount of this mount namespace, as zramctl has one per\n"
 		  "  device; the same as tierctl with no command.  Sizes are in units unless\n"
-		  "  --bytes; --json prints {\"mounts\": [...]}, sizes in bytes.  A mount whose\n"
-		  "  daemon does not answer shows '-' and exits 4 after the rest.\n",
+		  "  --bytes; --raw puts one space between cells; --output +COL adds to the\n"
+		  "  default columns; --json prints {\"mounts\": [...]}, sizes in bytes, null\n"
+		  "  where a value is undefined.  A mount whose daemon does not answer shows\n"
+		  "  '-' and exits 4 after the rest.\n",
 	  .has_no_mount = true,
 	  .print_more_help = print_columns },
 	{ .name = "stats",

@@ -47,10 +47,19 @@ enum stat_unit { UNIT_COUNT, UNIT_NUMBER, UNIT_BYTES, UNIT_BYTES_TOTAL, UNIT_RAT
 struct stat_item {
 	const char *group; /* NULL at top level */
 	const char *key;
-	uint64_t value; /* UNIT_RATIO: thousandths */
+	uint64_t value; /* UNIT_RATIO: thousandths, RATIO_NONE where undefined */
 	enum stat_unit unit;
 	const char *str; /* UNIT_STRING */
 };
+
+/* A ratio of nothing to nothing: null in JSON, "-" in text, no sample. */
+#define RATIO_NONE UINT64_MAX
+
+/* stored / pool in thousandths, or RATIO_NONE for an empty pool. */
+static uint64_t ratio_of(uint64_t stored, uint64_t pool)
+{
+	return pool ? stored * 1000 / pool : RATIO_NONE;
+}
 
 #define NR_TIER_ITEMS 16
 #define NR_NODE_ITEMS 12
@@ -200,8 +209,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 		if (ds->backend->ops->is_compressed) {
 			ITEM("backend", "reject_raw", bs.nr_reject_raw, UNIT_COUNT);
 			ITEM("backend", "compression_ratio",
-			     bs.pool_bytes ? bs.stored_bytes * 1000 / bs.pool_bytes : 0,
-			     UNIT_RATIO);
+			     ratio_of(bs.stored_bytes, bs.pool_bytes), UNIT_RATIO);
 		}
 		if (bs.nr_shards) {
 			ITEM("backend", "shards", bs.nr_shards, UNIT_NUMBER);
@@ -241,10 +249,7 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 				ITEM(g, "rejects_full", ts->nr_rejects_full, UNIT_COUNT);
 				ITEM(g, "rejects_error", ts->nr_rejects_error, UNIT_COUNT);
 				ITEM(g, "compression_ratio",
-				     ts->st.pool_bytes ?
-					     ts->st.stored_bytes * 1000 / ts->st.pool_bytes :
-					     0,
-				     UNIT_RATIO);
+				     ratio_of(ts->st.stored_bytes, ts->st.pool_bytes), UNIT_RATIO);
 			}
 		}
 		nr_nodes =
@@ -423,6 +428,8 @@ static void render_text(const struct stat_item *it, int n, bool is_raw, char *bu
 			ctl_put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, human);
 		} else if (it[i].unit == UNIT_STRING) {
 			ctl_put(buf, size, len, "%s%-20s %s\n", indent, it[i].key, it[i].str);
+		} else if (it[i].unit == UNIT_RATIO && it[i].value == RATIO_NONE) {
+			ctl_put(buf, size, len, "%s%-20s -\n", indent, it[i].key);
 		} else if (it[i].unit == UNIT_RATIO) {
 			ctl_put(buf, size, len, "%s%-20s %" PRIu64 ".%02" PRIu64 "\n", indent,
 				it[i].key, it[i].value / 1000, it[i].value % 1000 / 10);
@@ -499,7 +506,8 @@ static json_t *stats_json(const struct stat_item *it, int n)
 		if (it[i].unit == UNIT_STRING)
 			value = json_text(it[i].str);
 		else if (it[i].unit == UNIT_RATIO)
-			value = json_real((double)it[i].value / 1000);
+			value = it[i].value == RATIO_NONE ? json_null() :
+							    json_real((double)it[i].value / 1000);
 		else
 			value = json_u64(it[i].value);
 		if (json_put(obj, it[i].key, value))
@@ -655,6 +663,8 @@ static void prom_sample(const char *name, const struct stat_item *it, const char
 			const char *label, const char *label_value, char *buf, size_t size,
 			size_t *len)
 {
+	if (it->unit == UNIT_RATIO && it->value == RATIO_NONE)
+		return;
 	ctl_put(buf, size, len, "tierfs_%s{mountpoint=\"", name);
 	prom_put_value(mountpoint, buf, size, len);
 	if (label) {

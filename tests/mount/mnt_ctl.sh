@@ -673,14 +673,24 @@ check_list() {
 	out=$("$tierctl" list 2>&1)
 	expect "list: exit 0" 0 $?
 	expect_line "list: the header names the columns" \
-		"^MOUNTPOINT +SIZE +DATA +RESIDENT +STORED +POOL +RATIO +COMPRESSOR +BACKEND +TRANSPORT$" "$out"
-	expect_line "list: a row for the zpool mount" \
-		"^$mnt +1\.0 GiB +3\.0 MiB +3\.0 MiB +.* lz4 +zpool +(classic|uring)$" "$out"
+		"^MOUNTPOINT +SIZE +DATA +RESIDENT +BUDGET +STORED +POOL +RATIO +FOOTPRINT +COMPRESSOR +BACKEND +TRANSPORT$" "$out"
+	expect_line "list: a row for the zpool mount, nothing stored: no ratio" \
+		"^$mnt +1\.0 GiB +3\.0 MiB +3\.0 MiB +[0-9.]+ [KMG]iB +0 B +0 B +- +[0-9.]+ MiB +lz4 +zpool +(classic|uring)$" "$out"
 	expect_line "list: a row for the ramdisk mount, its space escaped" \
 		"^$work/m\\\\0402 +2\.0 GiB +5\.0 MiB +5\.0 MiB +.* - +ramdisk +(classic|uring)$" "$out"
 	# Other tests' mounts change meanwhile: compare this test's rows.
 	ours() { printf '%s\n' "$1" | grep -F "$work/"; }
 	expect "list: no command is list" "$(ours "$out")" "$(ours "$("$tierctl" 2>&1)")"
+	# zramctl's --raw, +COL and --output-all; a ratio and zero pages once evicted.
+	head -c $((2 * MIB)) /dev/zero >"$mnt/zeros"
+	"$tierctl" reclaim "$mnt" all >/dev/null
+	out=$("$tierctl" list --raw -o +zero-pages 2>&1)
+	expect_line "list --raw -o +COL: one space between cells, the column added" \
+		"^$mnt 1\.0GiB 5\.0MiB 0B [^ ]+ 3\.0MiB [^ ]+ [0-9]+\.[0-9]{2} [^ ]+ lz4 zpool (classic|uring) 512$" "$out"
+	nr_all=$("$tierctl" list --output-all --raw | head -n 1 | wc -w)
+	nr_help=$("$tierctl" list --help | sed -n '/^  columns/,$p' | grep -c '^    [A-Z]')
+	expect "list --output-all: every column" "$nr_help" "$nr_all"
+	rm "$mnt/zeros"
 	out=$("$tierctl" -n -b -o mountpoint,data 2>&1)
 	expect_line "list -n -b -o: raw bytes, no header" "^$mnt +$((3 * MIB))$" "$out"
 	case $out in
