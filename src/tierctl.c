@@ -273,6 +273,7 @@ static const struct list_column list_columns[] = {
 /* One mount's row: its stats, or why there are none. */
 struct list_row {
 	const struct ctl_mount_point *mp;
+	char request[CTL_REQUEST_MAX];
 	pthread_t thread;
 	bool is_started;
 	int err;       /* of ctl_request_timeout() */
@@ -284,9 +285,76 @@ static void *ask_row(void *arg)
 {
 	struct list_row *row = arg;
 
-	row->err = ctl_request_timeout(row->mp->path, "stats json", timeout_ms, row->reply,
+	row->err = ctl_request_timeout(row->mp->path, row->request, timeout_ms, row->reply,
 				       CTL_REPLY_MAX);
 	return NULL;
+}
+
+/*
+ * Every tierfs mount of the namespace, each asked request (NULL: "stats
+ * PROMETHEUS-LABEL") at once, so that one that does not answer costs the
+ * timeout once.  Returns the rows (free with free_rows()) or NULL, having
+ * said why.
+ */
+static struct list_row *ask_every_mount(const char *request, unsigned int *nr)
+{
+	struct ctl_mount_point *mps;
+	struct list_row *rows;
+	int err;
+
+	err = ctl_list_mounts(&mps, nr);
+	if (err) {
+		fprintf(stderr, "tierctl: /proc/self/mountinfo: %s\n", strerror(-err));
+		return NULL;
+	}
+	rows = calloc(*nr + 1, sizeof(*rows));
+	if (!rows) {
+		free(mps);
+		fprintf(stderr, "tierctl: out of memory\n");
+		return NULL;
+	}
+	rows[0].mp = mps; /* for free_rows(), with no mount too */
+	for (unsigned int r = 0; r < *nr; r++) {
+		rows[r].mp = &mps[r];
+		rows[r].reply = malloc(CTL_REPLY_MAX);
+		rows[r].err = -ENOMEM;
+		/* The Prometheus label is the mount point as mountinfo has it. */
+		if (request)
+			snprintf(rows[r].request, sizeof(rows[r].request), "%s", request);
+		else if (strchr(mps[r].path, '\n') ||
+			 (size_t)snprintf(rows[r].request, sizeof(rows[r].request),
+					  "stats prometheus %s",
+					  mps[r].path) >= sizeof(rows[r].request))
+			rows[r].err = -ENAMETOOLONG;
+		if (rows[r].reply && rows[r].err == -ENOMEM)
+			rows[r].is_started =
+				!pthread_create(&rows[r].thread, NULL, ask_row, &rows[r]);
+		if (rows[r].reply && !rows[r].is_started)
+			ask_row(&rows[r]);
+	}
+	for (unsigned int r = 0; r < *nr; r++)
+		if (rows[r].is_started)
+			pthread_join(rows[r].thread, NULL);
+	return rows;
+}
+
+/* Why a row has no reply, on stderr. */
+static void say_no_reply(const struct list_row *row, const char *why)
+{
+	fprintf(stderr, "tierctl: %s: %s\n", row->mp->path,
+		row->err == -ETIMEDOUT || row->err == -ECONNREFUSED ? "daemon not answering" :
+		row->err					    ? strerror(-row->err) :
+								      why);
+}
+
+static void free_rows(struct list_row *rows, unsigned int nr)
+{
+	for (unsigned int r = 0; r < nr; r++) {
+		json_decref(rows[r].stats);
+		free(rows[r].reply);
+	}
+	free((void *)rows[0].mp);
+	free(rows);
 }
 
 /*
@@ -543,7 +611,6 @@ static int cmd_list(const char *mnt, int argc, char **argv)
 {
 	const struct list_column *cols[NR_LIST_COLUMNS];
 	bool is_json = false, is_raw = false, is_unaligned = false, has_headings = true;
-	struct ctl_mount_point *mps;
 	struct list_row *rows;
 	size_t nr_cols = NR_DEFAULT_COLUMNS;
 	unsigned int nr;
@@ -577,39 +644,14 @@ static int cmd_list(const char *mnt, int argc, char **argv)
 		if (spec && !parse_columns(spec, cols, &nr_cols))
 			return EXIT_USAGE;
 	}
-	err = ctl_list_mounts(&mps, &nr);
-	if (err) {
-		fprintf(stderr, "tierctl: list: /proc/self/mountinfo: %s\n", strerror(-err));
+	rows = ask_every_mount("stats json", &nr);
+	if (!rows)
 		return EXIT_REFUSED;
-	}
-	rows = calloc(nr ? nr : 1, sizeof(*rows));
-	if (!rows) {
-		free(mps);
-		fprintf(stderr, "tierctl: list: out of memory\n");
-		return EXIT_REFUSED;
-	}
-	/* Every daemon at once: one that does not answer costs the timeout once. */
 	for (unsigned int r = 0; r < nr; r++) {
-		rows[r].mp = &mps[r];
-		rows[r].reply = malloc(CTL_REPLY_MAX);
-		rows[r].err = -ENOMEM;
-		if (rows[r].reply)
-			rows[r].is_started =
-				!pthread_create(&rows[r].thread, NULL, ask_row, &rows[r]);
-		if (rows[r].reply && !rows[r].is_started)
-			ask_row(&rows[r]);
-	}
-	for (unsigned int r = 0; r < nr; r++) {
-		if (rows[r].is_started)
-			pthread_join(rows[r].thread, NULL);
 		if (!rows[r].err)
 			rows[r].stats = json_loads(rows[r].reply, 0, NULL);
 		if (!rows[r].stats) {
-			fprintf(stderr, "tierctl: %s: %s\n", rows[r].mp->path,
-				rows[r].err == -ETIMEDOUT || rows[r].err == -ECONNREFUSED ?
-					"daemon not answering" :
-				rows[r].err ? strerror(-rows[r].err) :
-					      "stats that are no JSON object");
+			say_no_reply(&rows[r], "stats that are no JSON object");
 			ret = EXIT_NO_ANSWER;
 		}
 	}
@@ -619,12 +661,139 @@ static int cmd_list(const char *mnt, int argc, char **argv)
 	} else if (nr) {
 		print_list_text(rows, nr, cols, nr_cols, is_raw, is_unaligned, has_headings);
 	}
-	for (unsigned int r = 0; r < nr; r++) {
-		json_decref(rows[r].stats);
-		free(rows[r].reply);
+	free_rows(rows, nr);
+	return ret;
+}
+
+/* A Prometheus family of stats --all: its HELP and TYPE once, every mount's samples. */
+struct prom_family {
+	char *head;    /* "# HELP ...\n# TYPE ...\n" */
+	char *samples; /* lines */
+	size_t len, cap;
+};
+
+static struct prom_family *family_of(struct prom_family **all, size_t *nr, const char *name,
+				     size_t name_len)
+{
+	struct prom_family *f;
+
+	for (size_t i = 0; i < *nr; i++) {
+		const char *head = (*all)[i].head + 7; /* after "# HELP " */
+
+		if (!strncmp(head, name, name_len) && head[name_len] == ' ')
+			return &(*all)[i];
 	}
-	free(rows);
-	free(mps);
+	f = realloc(*all, (*nr + 1) * sizeof(**all));
+	if (!f)
+		return NULL;
+	*all = f;
+	f = &f[(*nr)++];
+	*f = (struct prom_family){ 0 };
+	return f;
+}
+
+static bool append(struct prom_family *f, const char *line, size_t len)
+{
+	if (f->len + len + 1 > f->cap) {
+		size_t cap = (f->len + len + 1) * 2;
+		char *p = realloc(f->samples, cap);
+
+		if (!p)
+			return false;
+		f->samples = p;
+		f->cap = cap;
+	}
+	memcpy(f->samples + f->len, line, len);
+	f->len += len;
+	f->samples[f->len] = '\0';
+	return true;
+}
+
+/*
+ * A daemon's Prometheus text into families: a HELP line starts (or finds)
+ * one, its TYPE line is kept with it, samples go to the family last
+ * started.  False when out of memory.
+ */
+static bool take_families(const char *text, struct prom_family **all, size_t *nr)
+{
+	struct prom_family *f = NULL;
+
+	for (const char *line = text, *next; *line; line = next) {
+		size_t len;
+
+		next = line + strcspn(line, "\n");
+		next += *next == '\n';
+		len = (size_t)(next - line);
+		if (!strncmp(line, "# HELP ", 7)) {
+			const char *name = line + 7;
+
+			f = family_of(all, nr, name, strcspn(name, " \n"));
+			if (!f)
+				return false;
+			if (!f->head) {
+				const char *type = next + strcspn(next, "\n");
+
+				type += *type == '\n';
+				f->head = strndup(line, (size_t)(type - line));
+				if (!f->head)
+					return false;
+			}
+		} else if (line[0] != '#' && f && !append(f, line, len)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * stats --all --prometheus: one scrape for every mount, each family once
+ * with every mount's samples, as the text format wants (a family's HELP
+ * and TYPE twice is an error to promtool and to Prometheus).
+ */
+static int cmd_stats_all(int argc, char **argv)
+{
+	struct prom_family *families = NULL;
+	bool is_prometheus = false;
+	size_t nr_families = 0;
+	struct list_row *rows;
+	unsigned int nr;
+	int ret = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--prometheus")) {
+			is_prometheus = true;
+		} else if (strcmp(argv[i], "--all")) {
+			fprintf(stderr, "tierctl: stats --all: unknown argument '%s'\n", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (!is_prometheus) {
+		fprintf(stderr, "tierctl: stats --all goes with --prometheus (for the rest: "
+				"tierctl list --json)\n");
+		return EXIT_USAGE;
+	}
+	rows = ask_every_mount(NULL, &nr);
+	if (!rows)
+		return EXIT_REFUSED;
+	for (unsigned int r = 0; r < nr; r++) {
+		if (rows[r].err) {
+			say_no_reply(&rows[r], "");
+			ret = EXIT_NO_ANSWER;
+		} else if (!take_families(rows[r].reply, &families, &nr_families)) {
+			fprintf(stderr, "tierctl: stats: out of memory\n");
+			ret = EXIT_REFUSED;
+			break;
+		}
+	}
+	for (size_t i = 0; i < nr_families; i++) {
+		if (!ret || ret == EXIT_NO_ANSWER)
+			printf("%s%s", families[i].head,
+			       families[i].samples ? families[i].samples : "");
+		free(families[i].head);
+		free(families[i].samples);
+	}
+	free(families);
+	free_rows(rows, nr);
 	return ret;
 }
 
@@ -888,11 +1057,12 @@ static const struct command commands[] = {
 	  .print_more_help = print_columns },
 	{ .name = "stats",
 	  .run = cmd_stats,
-	  .synopsis = "tierctl stats MOUNTPOINT [--json|--bytes|--prometheus]",
+	  .synopsis = "tierctl stats MOUNTPOINT [--json|--bytes|--prometheus]\n"
+		      "       tierctl stats --all --prometheus",
 	  .help = "  The daemon's counters: data, memory budget, backend, reclaim, page pool,\n"
 		  "  requests, sizes in units; --bytes in bytes; --json one JSON object, for\n"
 		  "  scripts; --prometheus the Prometheus text format (node-exporter's textfile\n"
-		  "  collector).  Anyone may read them.\n" },
+		  "  collector), with --all every mount's in one.  Anyone may read them.\n" },
 	{ .name = "reclaim",
 	  .run = cmd_reclaim,
 	  .synopsis = "tierctl reclaim MOUNTPOINT SIZE|all [--bytes]",
@@ -1052,6 +1222,9 @@ int main(int argc, char **argv)
 			return 0;
 		}
 	}
+	for (int i = 2; i < argc && cmd->run == cmd_stats; i++)
+		if (!strcmp(argv[i], "--all"))
+			return cmd_stats_all(argc - 2, argv + 2);
 	if (cmd->has_no_mount) {
 		ret = cmd->run(NULL, argc - 2, argv + 2);
 	} else if (!mount_first(argc - 2, argv + 2)) {

@@ -365,13 +365,13 @@ int ctl_handle_counted(struct tierfs *fs, const struct ctl_counters *cc, const c
 		       uid_t peer_uid, char *buf, size_t size)
 {
 	if (!strcmp(request, "stats"))
-		return ctl_stats(fs, cc, CTL_STATS_TEXT, NULL, buf, size);
+		return ctl_stats(fs, cc, CTL_STATS_TEXT, buf, size);
 	if (!strcmp(request, "stats bytes"))
-		return ctl_stats(fs, cc, CTL_STATS_BYTES, NULL, buf, size);
+		return ctl_stats(fs, cc, CTL_STATS_BYTES, buf, size);
 	if (!strcmp(request, "stats json"))
-		return ctl_stats(fs, cc, CTL_STATS_JSON, NULL, buf, size);
+		return ctl_stats(fs, cc, CTL_STATS_JSON, buf, size);
 	if (!strncmp(request, "stats prometheus ", 17) && request[17])
-		return ctl_stats(fs, cc, CTL_STATS_PROMETHEUS, request + 17, buf, size);
+		return ctl_stats_prometheus(fs, cc, request + 17, buf, size);
 	if (!strncmp(request, "set", 3) && (request[3] == ' ' || !request[3])) {
 		if (!may_change(peer_uid))
 			return refuse(peer_uid, "set", buf, size);

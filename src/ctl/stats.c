@@ -4,7 +4,6 @@
  * JSON through jansson: every string escaped, every key in a fixed order.
  */
 #include <assert.h>
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
@@ -38,51 +37,18 @@
 #include "tierfs/reclaim.h"
 #include "ctl_priv.h"
 
-/*
- * COUNT and BYTES_TOTAL only ever grow (Prometheus counters); NUMBER,
- * BYTES and RATIO go both ways (gauges).
- */
-enum stat_unit { UNIT_COUNT, UNIT_NUMBER, UNIT_BYTES, UNIT_BYTES_TOTAL, UNIT_RATIO, UNIT_STRING };
-
-struct stat_item {
-	const char *group; /* NULL at top level */
-	const char *key;
-	uint64_t value; /* UNIT_RATIO: thousandths, RATIO_NONE where undefined */
-	enum stat_unit unit;
-	const char *str; /* UNIT_STRING */
-};
-
-/* A ratio of nothing to nothing: null in JSON, "-" in text, no sample. */
-#define RATIO_NONE UINT64_MAX
-
 /* stored / pool in thousandths, or RATIO_NONE for an empty pool. */
 static uint64_t ratio_of(uint64_t stored, uint64_t pool)
 {
 	return pool ? stored * 1000 / pool : RATIO_NONE;
 }
 
-#define NR_TIER_ITEMS 16
-#define NR_NODE_ITEMS 12
-/* The chain's writebacks total, its tiers' and nodes' items besides the rest. */
-#define NR_STAT_ITEMS                                                     \
-	(120 + TRANSPORT_NR_OPCODES + BACKEND_MAX_TIERS * NR_TIER_ITEMS + \
-	 BACKEND_MAX_NODES * NR_NODE_ITEMS)
-
-/*
- * Groups that are entries of an array under "backend" in the JSON: a chain's
- * tiers ("tier:NAME", backend.tiers[]) and a remote backend's servers
- * ("node:HOST:PORT", backend.nodes[]); in Prometheus, one family per key
- * with the entry's name as a label.
- */
-static const struct array_group {
-	const char *prefix, *array, *label;
-} array_groups[] = {
+static const struct ctl_array_group array_groups[] = {
 	{ "tier:", "tiers", "tier" },
 	{ "node:", "nodes", "node" },
 };
 
-/* The array group item is in, or NULL. */
-static const struct array_group *array_group_of(const struct stat_item *it)
+const struct ctl_array_group *ctl_array_group_of(const struct stat_item *it)
 {
 	for (size_t i = 0; it->group && i < sizeof(array_groups) / sizeof(array_groups[0]); i++)
 		if (!strncmp(it->group, array_groups[i].prefix, strlen(array_groups[i].prefix)))
@@ -121,7 +87,7 @@ static const char *mem_source(struct tierfs *fs, char *buf, size_t size)
 	return buf;
 }
 
-static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struct stat_item *it)
+int ctl_collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struct stat_item *it)
 {
 	struct data_space *ds = &fs->data;
 	struct swap_counters *sw = &ds->swap;
@@ -214,8 +180,9 @@ static int collect_stats(struct tierfs *fs, const struct ctl_counters *cc, struc
 		if (bs.nr_shards) {
 			ITEM("backend", "shards", bs.nr_shards, UNIT_NUMBER);
 			ITEM("backend", "lock_contended", bs.nr_lock_contended, UNIT_COUNT);
+			/* The busiest shard's count: a maximum, not a counter. */
 			ITEM("backend", "max_shard_lock_contended", bs.max_shard_contended,
-			     UNIT_COUNT);
+			     UNIT_NUMBER);
 		}
 		if (nr_tiers)
 			ITEM("backend", "writebacks", tiers[0].nr_writebacks, UNIT_COUNT);
@@ -416,7 +383,7 @@ static void render_text(const struct stat_item *it, int n, bool is_raw, char *bu
 		const char *indent = it[i].group ? "  " : "";
 
 		if (it[i].group && (!group || strcmp(group, it[i].group))) {
-			const struct array_group *ag = array_group_of(&it[i]);
+			const struct ctl_array_group *ag = ctl_array_group_of(&it[i]);
 
 			ctl_put(buf, size, len, "%s%s%s%s:\n", ag ? "backend " : "",
 				ag ? ag->label : "", ag ? " " : "",
@@ -446,11 +413,7 @@ static json_t *json_u64(uint64_t v)
 	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
-/*
- * A string as JSON text, whatever bytes it holds: jansson takes UTF-8
- * only, and a cgroup name may be any bytes, so others become '?'.
- */
-static json_t *json_text(const char *s)
+json_t *ctl_json_text(const char *s)
 {
 	json_t *v = json_string(s);
 	char *copy;
@@ -486,7 +449,7 @@ static json_t *stats_json(const struct stat_item *it, int n)
 
 		if (it[i].group) {
 			if (!group_name || strcmp(group_name, it[i].group)) {
-				const struct array_group *ag = array_group_of(&it[i]);
+				const struct ctl_array_group *ag = ctl_array_group_of(&it[i]);
 				json_t **array = ag ? &arrays[ag - array_groups] : NULL;
 
 				if (array && !*array) {
@@ -504,7 +467,7 @@ static json_t *stats_json(const struct stat_item *it, int n)
 			obj = group;
 		}
 		if (it[i].unit == UNIT_STRING)
-			value = json_text(it[i].str);
+			value = ctl_json_text(it[i].str);
 		else if (it[i].unit == UNIT_RATIO)
 			value = it[i].value == RATIO_NONE ? json_null() :
 							    json_real((double)it[i].value / 1000);
@@ -522,11 +485,11 @@ free_root:
 
 static json_t *tenant_json(const struct lru_lists *ls, const char *path, const char *source)
 {
-	return json_pack("{s:o?,s:o?,s:o?,s:o?,s:o?}", "path", json_text(path), "resident_bytes",
-			 json_u64(atomic_load(&ls->nr_resident) * PAGE_SIZE), "swapped_bytes",
-			 json_u64(atomic_load(&ls->nr_swapped) * PAGE_SIZE), "limit_bytes",
-			 json_u64(atomic_load(&ls->limit_pages) * PAGE_SIZE), "source",
-			 json_text(source));
+	return json_pack("{s:o?,s:o?,s:o?,s:o?,s:o?}", "path", ctl_json_text(path),
+			 "resident_bytes", json_u64(atomic_load(&ls->nr_resident) * PAGE_SIZE),
+			 "swapped_bytes", json_u64(atomic_load(&ls->nr_swapped) * PAGE_SIZE),
+			 "limit_bytes", json_u64(atomic_load(&ls->limit_pages) * PAGE_SIZE),
+			 "source", ctl_json_text(source));
 }
 
 const char *ctl_escape(const char *s, bool is_space_too, char *out, size_t size)
@@ -614,147 +577,18 @@ free_root:
 	return -ENOMEM;
 }
 
-/*
- * The Prometheus text format (version 0.0.4), as node-exporter's textfile
- * collector reads it: a family per item, "tierfs_GROUP_KEY", counters
- * ending in _total; an array group's entries as one family per key with a
- * "tier" or "node" label, the opcodes as tierfs_ops_total{op=...}, and every string as a
- * label of tierfs_info.  Each sample has mountpoint="label".
- */
-static bool is_counter(const struct stat_item *it)
-{
-	return it->unit == UNIT_COUNT || it->unit == UNIT_BYTES_TOTAL;
-}
-
-/* [group_]key in Prometheus's alphabet: [a-zA-Z0-9_]. */
-static void prom_name(const char *group, const char *key, char *out, size_t size)
-{
-	snprintf(out, size, "%s%s%s", group ? group : "", group ? "_" : "", key);
-	for (char *c = out; *c; c++)
-		if (!isalnum((unsigned char)*c) && *c != '_')
-			*c = '_';
-}
-
-/* A label value: \ " and newline escaped, as UTF-8 as json_text() makes it. */
-static void prom_put_value(const char *v, char *buf, size_t size, size_t *len)
-{
-	json_t *text = json_text(v);
-
-	for (const char *c = text ? json_string_value(text) : ""; *c; c++) {
-		if (*c == '\\' || *c == '"')
-			ctl_put(buf, size, len, "\\%c", *c);
-		else if (*c == '\n')
-			ctl_put(buf, size, len, "\\n");
-		else
-			ctl_put(buf, size, len, "%c", *c);
-	}
-	json_decref(text);
-}
-
-static void prom_family(const char *name, const struct stat_item *it, const char *what, char *buf,
-			size_t size, size_t *len)
-{
-	ctl_put(buf, size, len, "# HELP tierfs_%s tierctl stats: %s\n", name, what);
-	ctl_put(buf, size, len, "# TYPE tierfs_%s %s\n", name,
-		is_counter(it) ? "counter" : "gauge");
-}
-
-static void prom_sample(const char *name, const struct stat_item *it, const char *mountpoint,
-			const char *label, const char *label_value, char *buf, size_t size,
-			size_t *len)
-{
-	if (it->unit == UNIT_RATIO && it->value == RATIO_NONE)
-		return;
-	ctl_put(buf, size, len, "tierfs_%s{mountpoint=\"", name);
-	prom_put_value(mountpoint, buf, size, len);
-	if (label) {
-		ctl_put(buf, size, len, "\",%s=\"", label);
-		prom_put_value(label_value, buf, size, len);
-	}
-	if (it->unit == UNIT_RATIO)
-		ctl_put(buf, size, len, "\"} %" PRIu64 ".%03" PRIu64 "\n", it->value / 1000,
-			it->value % 1000);
-	else
-		ctl_put(buf, size, len, "\"} %" PRIu64 "\n", it->value);
-}
-
-static void render_prometheus(const struct stat_item *it, int n, const char *mountpoint, char *buf,
-			      size_t size, size_t *len)
-{
-	char name[128], what[128];
-	bool has_ops = false;
-
-	ctl_put(buf, size, len,
-		"# HELP tierfs_info tierctl stats: the settings and names, as labels\n"
-		"# TYPE tierfs_info gauge\ntierfs_info{mountpoint=\"");
-	prom_put_value(mountpoint, buf, size, len);
-	for (int i = 0; i < n; i++) {
-		if (it[i].unit != UNIT_STRING || array_group_of(&it[i]))
-			continue;
-		prom_name(it[i].group, it[i].key, name, sizeof(name));
-		ctl_put(buf, size, len, "\",%s=\"", name);
-		prom_put_value(it[i].str, buf, size, len);
-	}
-	ctl_put(buf, size, len, "\"} 1\n");
-	for (int i = 0; i < n; i++) {
-		const char *suffix = is_counter(&it[i]) && !strstr(it[i].key, "_total") ? "_total" :
-											  "";
-		const struct array_group *ag = array_group_of(&it[i]);
-		bool is_first = true;
-
-		if (it[i].unit == UNIT_STRING)
-			continue;
-		if (it[i].group && !strcmp(it[i].group, "ops")) {
-			if (has_ops)
-				continue;
-			has_ops = true;
-			prom_family("ops_total", &it[i], "ops.OPCODE", buf, size, len);
-			for (int j = i; j < n; j++)
-				if (it[j].group && !strcmp(it[j].group, "ops"))
-					prom_sample("ops_total", &it[j], mountpoint, "op",
-						    it[j].key, buf, size, len);
-			continue;
-		}
-		if (!ag) {
-			prom_name(it[i].group, it[i].key, name, sizeof(name));
-			snprintf(what, sizeof(what), "%s%s%s", it[i].group ? it[i].group : "",
-				 it[i].group ? "." : "", it[i].key);
-			strncat(name, suffix, sizeof(name) - strlen(name) - 1);
-			prom_family(name, &it[i], what, buf, size, len);
-			prom_sample(name, &it[i], mountpoint, NULL, NULL, buf, size, len);
-			continue;
-		}
-		/* An entry's key: once, with every entry's sample of it. */
-		for (int j = 0; j < i && is_first; j++)
-			is_first = array_group_of(&it[j]) != ag || strcmp(it[j].key, it[i].key);
-		if (!is_first)
-			continue;
-		prom_name(ag->label, it[i].key, name, sizeof(name));
-		strncat(name, suffix, sizeof(name) - strlen(name) - 1);
-		snprintf(what, sizeof(what), "backend.%s[].%s", ag->array, it[i].key);
-		prom_family(name, &it[i], what, buf, size, len);
-		for (int j = i; j < n; j++)
-			if (array_group_of(&it[j]) == ag && !strcmp(it[j].key, it[i].key))
-				prom_sample(name, &it[j], mountpoint, ag->label,
-					    it[j].group + strlen(ag->prefix), buf, size, len);
-	}
-}
-
 int ctl_stats(struct tierfs *fs, const struct ctl_counters *cc, enum ctl_stats_format format,
-	      const char *mountpoint, char *buf, size_t size)
+	      char *buf, size_t size)
 {
 	struct stat_item items[NR_STAT_ITEMS];
 	size_t len = 0;
 	int n;
 
-	n = collect_stats(fs, cc, items);
+	n = ctl_collect_stats(fs, cc, items);
 	ctl_put(buf, size, &len, "ok\n");
 	switch (format) {
 	case CTL_STATS_JSON:
 		return render_json(fs, items, n, buf, size, &len);
-	case CTL_STATS_PROMETHEUS:
-		render_prometheus(items, n, mountpoint, buf, size, &len);
-		return 0;
 	case CTL_STATS_TEXT:
 	case CTL_STATS_BYTES:
 		break;

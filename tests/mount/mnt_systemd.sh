@@ -5,8 +5,8 @@
 # line each, mountpoint=, a later -o overriding it, a wrong line named by
 # file and line with nothing mounted), readiness told over NOTIFY_SOCKET
 # only once the mount serves, STOPPING on SIGTERM, and systemd-analyze
-# verify of the shipped unit and the example mount unit (skipped without
-# systemd-analyze).
+# verify of the shipped unit and the example mount, metrics service and
+# timer units (skipped without systemd-analyze).
 #
 # usage: mnt_systemd.sh TIERFS TIERCTL SOURCE_DIR
 # Exits 0 pass, 1 fail, 77 skip (not root, no usable /dev/fuse).
@@ -156,8 +156,10 @@ if command -v systemd-analyze >/dev/null; then
 	# An instance of the template, run from this build, with its config.
 	sed "s|/usr/bin/tierfs|$(realpath "$tierfs")|" "$source_dir/debian/tierfs@.service" \
 		>"$units/tierfs@mnt-systemd-test.service"
-	cp "$source_dir/examples/srv-scratch.mount" "$units/"
-	for unit in "$units/tierfs@mnt-systemd-test.service" "$units/srv-scratch.mount"; do
+	cp "$source_dir/examples/srv-scratch.mount" "$source_dir/examples/tierfs-metrics.service" \
+		"$source_dir/examples/tierfs-metrics.timer" "$units/"
+	for unit in "$units/tierfs@mnt-systemd-test.service" "$units/srv-scratch.mount" \
+		"$units/tierfs-metrics.service" "$units/tierfs-metrics.timer"; do
 		out=$(systemd-analyze verify --man=no "$unit" 2>&1)
 		rc=$?
 		if [ $rc -eq 0 ] && [ -z "$out" ]; then
