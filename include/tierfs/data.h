@@ -109,7 +109,9 @@ struct data_room_wait {
  * and returns true, until neither the capacity nor the evictions have grown for
  * DATA_ROOM_STALL_MS (on a full mount stores are refused, and evicting
  * pages that do not compress does not grow it for long), or the waits of
- * the write reach DATA_ROOM_MAX_MS.  Call it with no lock held.
+ * the write reach DATA_ROOM_MAX_MS; then false, and the ENOSPC the write
+ * gets is logged (the refusals waited out are counted, capacity_enospc,
+ * not logged).  Call it with no lock held.
  */
 bool data_wait_room(struct data_space *ds, struct data_room_wait *w);
 

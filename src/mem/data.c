@@ -30,7 +30,15 @@
 
 static const char zero_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
-static struct log_ratelimit enospc_log, load_log;
+/* One each: a shared one told the suppressed count of the other's message. */
+static struct log_ratelimit size_log, capacity_log, evict_log, load_log;
+
+/* An ENOSPC at the capacity that a caller gets, not one a write waits out. */
+static void log_full(void)
+{
+	log_limited(&capacity_log, LOG_WARNING,
+		    "ENOSPC: the resident budget and the backend hold no more");
+}
 
 /*
  * Count nr new present pages against size= and the capacity, nr_filled of
@@ -41,7 +49,7 @@ static int charge(struct data_space *ds, uint64_t nr, uint64_t nr_filled)
 	uint64_t before = atomic_fetch_add(&ds->nr_pages, nr), max = atomic_load(&ds->max_pages);
 
 	if (max && before + nr > max) {
-		log_limited(&enospc_log, LOG_INFO, "ENOSPC: size= is reached");
+		log_limited(&size_log, LOG_INFO, "ENOSPC: size= is reached");
 		goto refuse;
 	}
 	if (!budget_fits(ds, nr_filled)) {
@@ -52,11 +60,10 @@ static int charge(struct data_space *ds, uint64_t nr, uint64_t nr_filled)
 		 */
 		if (budget_refresh(ds))
 			reclaim_kick(ds);
+		/* Counted, not logged: a write waits for room and tries again. */
 		if (!budget_fits(ds, nr_filled)) {
 			atomic_fetch_add_explicit(&ds->swap.nr_capacity_enospc, 1,
 						  memory_order_relaxed);
-			log_limited(&enospc_log, LOG_WARNING,
-				    "ENOSPC: the resident budget and the backend hold no more");
 			goto refuse;
 		}
 	}
@@ -184,9 +191,10 @@ bool data_wait_room(struct data_space *ds, struct data_room_wait *w)
 	uint64_t now = clock_now_ns(), cap = atomic_load(&ds->budget.capacity_x1024);
 	uint64_t max = atomic_load(&ds->max_pages), evicted = atomic_load(&ds->swap.nr_evicted);
 
-	if (!ds->backend || !cap || (max && atomic_load(&ds->nr_pages) >= max) ||
-	    pagepool_nr_in_use(ds->pool) <= BUDGET_MIN_PAGES)
+	if (!ds->backend || !cap || (max && atomic_load(&ds->nr_pages) >= max))
 		return false;
+	if (pagepool_nr_in_use(ds->pool) <= BUDGET_MIN_PAGES)
+		goto full;
 	if (!w->start_ns || cap > w->capacity || evicted != w->nr_evicted) {
 		w->start_ns = w->start_ns ? w->start_ns : now;
 		w->progress_ns = now;
@@ -195,7 +203,7 @@ bool data_wait_room(struct data_space *ds, struct data_room_wait *w)
 	}
 	if (now - w->progress_ns >= (uint64_t)DATA_ROOM_STALL_MS * 1000000 ||
 	    now - w->start_ns >= (uint64_t)DATA_ROOM_MAX_MS * 1000000)
-		return false;
+		goto full;
 	atomic_fetch_add_explicit(&ds->swap.nr_room_waits, 1, memory_order_relaxed);
 	/*
 	 * The reclaimer rests below its low mark, where the capacity may not
@@ -205,6 +213,10 @@ bool data_wait_room(struct data_space *ds, struct data_room_wait *w)
 		usleep(5000);
 	budget_refresh(ds);
 	return true;
+
+full:
+	log_full();
+	return false;
 }
 
 bool data_is_short(struct data_space *ds, uint64_t nr_pages)
@@ -272,7 +284,7 @@ int64_t data_alloc_page(struct data_space *ds, struct inode *held, bool may_exce
 		} else {
 			atomic_fetch_add_explicit(&ds->swap.nr_budget_enospc, 1,
 						  memory_order_relaxed);
-			log_limited(&enospc_log, LOG_WARNING,
+			log_limited(&evict_log, LOG_WARNING,
 				    "ENOSPC: nothing could be evicted to make room for a write");
 			return -ENOSPC;
 		}
@@ -750,8 +762,11 @@ int data_allocate(struct data_space *ds, struct inode *inode, uint64_t off, uint
 		nr_present++;
 	nr_holes = last - first + 1 - nr_present;
 	err = charge(ds, nr_holes, nr_holes);
-	if (err)
+	if (err) {
+		if (!budget_fits(ds, nr_holes))
+			log_full();
 		return err;
+	}
 	for (index = first; index <= last; index++) {
 		int ret;
 
