@@ -6,7 +6,8 @@
 # file and line with nothing mounted), readiness told over NOTIFY_SOCKET
 # only once the mount serves, STOPPING on SIGTERM, and systemd-analyze
 # verify of the shipped unit and the example mount, metrics service and
-# timer units (skipped without systemd-analyze).
+# timer units (skipped without systemd-analyze), and the unit's system call
+# filter against a trace of the daemon (skipped without strace).
 #
 # usage: mnt_systemd.sh TIERFS TIERCTL SOURCE_DIR
 # Exits 0 pass, 1 fail, 77 skip (not root, no usable /dev/fuse).
@@ -186,6 +187,56 @@ if command -v systemd-analyze >/dev/null; then
 else
 	nr_skipped=$((nr_skipped + 1))
 	echo "skip - units: no systemd-analyze"
+fi
+
+# 7. The unit's SystemCallFilter= refuses nothing the daemon calls: the
+# daemon traced through a mount with every page evicted to the chain's
+# file, read back, tierctl's requests and the unmount, its system calls
+# against the groups the unit denies.
+unit_file=$source_dir/debian/tierfs@.service
+denied=$(sed -n 's/^SystemCallFilter=~//p' "$unit_file")
+swap_file=${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test-systemd.swap.$$
+if ! command -v strace >/dev/null || ! command -v systemd-analyze >/dev/null; then
+	nr_skipped=$((nr_skipped + 1))
+	echo "skip - the unit's system call filter: no strace or systemd-analyze"
+elif [ -z "$denied" ]; then
+	fail "the unit's system call filter" "a SystemCallFilter=~ line" "none"
+elif ! built_in "the unit's system call filter" backend=zpool+file; then
+	:
+else
+	strace -f -qq -o "$work/strace" "$tierfs" "$mnt" -f \
+		-o "mem=4m,backend=zpool+file:$swap_file" 2>/dev/null &
+	tracer=$!
+	wait_for_mount() {
+		for _ in $(seq 100); do
+			grep -q " $mnt fuse" /proc/self/mounts && return 0
+			sleep 0.1
+		done
+		return 1
+	}
+	if wait_for_mount; then
+		head -c 16m /dev/urandom | base64 >"$work/data"
+		cp "$work/data" "$mnt/f"
+		"$tierctl" reclaim "$mnt" all >/dev/null
+		cmp -s "$work/data" "$mnt/f" || fail "traced mount: read back" "the data" "a difference"
+		"$tierctl" stats "$mnt" --prometheus >/dev/null
+		fusermount3 -u "$mnt"
+	fi
+	wait "$tracer"
+	rm -f "$swap_file"
+	called=$(sed -n 's/^[0-9]* *\([a-z_0-9]*\)(.*/\1/p' "$work/strace" | sort -u)
+	# shellcheck disable=SC2086 # the groups are words
+	refused=$(systemd-analyze syscall-filter $denied | sed -n 's/^ *\([a-z_0-9]*\)$/\1/p' |
+		sort -u)
+	hit=$(printf '%s\n' "$called" | grep -xF "$refused")
+	if [ "$(printf '%s\n' "$called" | wc -l)" -lt 20 ]; then
+		fail "the unit's system call filter" "a trace of the daemon" "$(head -c 300 "$work/strace")"
+	elif [ -z "$hit" ]; then
+		ok "the unit's system call filter refuses none of the $(printf '%s\n' "$called" |
+			wc -l) system calls the daemon made"
+	else
+		fail "the unit's system call filter" "none of the daemon's calls" "$(echo $hit)"
+	fi
 fi
 
 finish
