@@ -519,6 +519,17 @@ static uint64_t chain_locate(struct tier_backend *b, uint64_t slot)
 	return (is_lower ? 1ULL << 56 : 0) + key;
 }
 
+/* Upper 0, lower 1, and a lower chain's own tiers after it. */
+static unsigned int chain_tier_of(struct tier_backend *b, uint64_t slot)
+{
+	struct chain *ch = chain_of(b);
+	uint64_t w = slot < ch->nr_slots ? atomic_load(&ch->map[slot]) : 0;
+
+	if (w_state(w) != W_LOWER)
+		return 0;
+	return 1 + (ch->lower->ops->tier_of ? ch->lower->ops->tier_of(ch->lower, w_slot(w)) : 0);
+}
+
 /* A slot under writeback is left to it (marked dead); it frees both copies. */
 static void chain_free(struct tier_backend *b, const uint64_t *slots, unsigned int nr)
 {
@@ -1095,6 +1106,7 @@ const struct tier_backend_ops tier_backend_chain = {
 	.get_stats = chain_get_stats,
 	.check_path = chain_check_path,
 	.get_tiers = chain_get_tiers,
+	.tier_of = chain_tier_of,
 	.set_pool_max = chain_set_pool_max,
 	.is_slot_sync = chain_is_slot_sync,
 	.get_nodes = chain_get_nodes,

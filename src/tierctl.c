@@ -5,7 +5,10 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <signal.h>
@@ -14,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -797,6 +802,270 @@ static int cmd_stats_all(int argc, char **argv)
 	return ret;
 }
 
+/* One regular file of tierctl files, and what the daemon and the kernel hold of it. */
+struct file_row {
+	char *path;
+	uint64_t ino, size;
+	uid_t owner;
+	bool is_known; /* the daemon answered for it */
+	uint64_t nr_resident, nr_filled, nr_unwritten, nr_cached;
+	uint64_t nr_swapped[4];
+	bool has_cached; /* it could be opened and mapped */
+};
+
+static struct {
+	struct file_row *rows;
+	size_t nr, cap;
+	dev_t dev;
+} walk;
+
+static int take_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	struct file_row *rows;
+
+	(void)ftw;
+	if (type != FTW_F || !S_ISREG(st->st_mode) || st->st_dev != walk.dev)
+		return 0;
+	if (walk.nr == walk.cap) {
+		size_t cap = walk.cap ? 2 * walk.cap : 64;
+
+		rows = realloc(walk.rows, cap * sizeof(*rows));
+		if (!rows)
+			return -1;
+		walk.rows = rows;
+		walk.cap = cap;
+	}
+	walk.rows[walk.nr] = (struct file_row){ .path = strdup(path),
+						.ino = (uint64_t)st->st_ino,
+						.size = (uint64_t)st->st_size,
+						.owner = st->st_uid };
+	return walk.rows[walk.nr++].path ? 0 : -1;
+}
+
+/*
+ * The kernel's cached pages of a file, as fincore counts them.  The kernel
+ * tells them only to whoever owns the file or may write it (others are
+ * told every page is cached): false for others, and where it cannot be
+ * mapped.
+ */
+static bool cached_pages(const char *path, uid_t owner, uint64_t size, uint64_t *nr)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t nr_pages = (size_t)((size + (uint64_t)page - 1) / (uint64_t)page);
+	unsigned char *vec;
+	void *map;
+	int fd;
+
+	*nr = 0;
+	if (geteuid() && owner != geteuid() && access(path, W_OK))
+		return false;
+	if (!size)
+		return true;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOATIME);
+	if (fd < 0 && errno == EPERM)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return false;
+	vec = malloc(nr_pages);
+	if (vec && !mincore(map, (size_t)size, vec))
+		for (size_t i = 0; i < nr_pages; i++)
+			*nr += vec[i] & 1;
+	free(vec);
+	munmap(map, (size_t)size);
+	return vec != NULL;
+}
+
+/* The daemon's lines for rows[first..first+n): "INO SIZE RES FILLED UNWRITTEN SWAPPED...". */
+static int ask_files(const char *mnt, struct file_row *rows, size_t n, char *cache,
+		     size_t cache_size, char tiers[][32], unsigned int *nr_tiers)
+{
+	char request[CTL_REQUEST_MAX];
+	size_t len = (size_t)snprintf(request, sizeof(request), "files");
+	const char *line, *next;
+	int ret;
+
+	for (size_t i = 0; i < n; i++)
+		len += (size_t)snprintf(request + len, sizeof(request) - len, " %" PRIu64,
+					rows[i].ino);
+	ret = ask(mnt, request);
+	if (ret)
+		return ret;
+	for (line = reply; *line; line = next) {
+		uint64_t v[4 + 4] = { 0 }, ino;
+		int nr_read = 0, at;
+		size_t i;
+
+		next = line + strcspn(line, "\n");
+		next += *next == '\n';
+		if (sscanf(line, "cache %31s", cache) == 1) {
+			cache[cache_size - 1] = '\0';
+			continue;
+		}
+		if (!strncmp(line, "tiers", 5)) {
+			*nr_tiers = 0;
+			for (const char *p = line + 5; *p == ' ' && *nr_tiers < 4;) {
+				if (sscanf(p, " %31s%n", tiers[*nr_tiers], &at) != 1)
+					break;
+				(*nr_tiers)++;
+				p += at;
+			}
+			continue;
+		}
+		if (sscanf(line, "%" SCNu64 "%n", &ino, &at) != 1)
+			continue;
+		for (const char *p = line + at; nr_read < 8; nr_read++) {
+			int step;
+
+			if (sscanf(p, " %" SCNu64 "%n", &v[nr_read], &step) != 1)
+				break;
+			p += step;
+		}
+		for (i = 0; i < n && (rows[i].ino != ino || rows[i].is_known); i++)
+			;
+		if (i == n || nr_read < 4)
+			continue;
+		rows[i].is_known = true;
+		rows[i].nr_resident = v[1];
+		rows[i].nr_filled = v[2];
+		rows[i].nr_unwritten = v[3];
+		for (unsigned int t = 0; t < *nr_tiers && t < 4; t++)
+			rows[i].nr_swapped[t] = v[4 + t];
+	}
+	return 0;
+}
+
+static void put_pages(uint64_t nr, bool is_raw)
+{
+	char text[32];
+
+	if (is_raw)
+		snprintf(text, sizeof(text), "%" PRIu64, nr * 4096);
+	else
+		ctl_format_bytes(nr * 4096, text, sizeof(text));
+	printf(" %10s", text);
+}
+
+/*
+ * tierctl files MNT [PATH...]: each regular file under the PATHs (the whole
+ * mount by default) with what the daemon holds of it, by where, and what
+ * the kernel caches of it; a total, and a word on the cached copy.
+ */
+static int cmd_files(const char *mnt, int argc, char **argv)
+{
+	char cache[32] = "auto", tiers[4][32], name[40];
+	unsigned int nr_tiers = 0;
+	bool is_raw = false;
+	struct file_row total = { .path = "total" };
+	struct stat st;
+	int nr_paths = 0, ret = 0;
+
+	for (int i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--bytes") || !strcmp(argv[i], "-b"))
+			is_raw = true;
+		else if (argv[i][0] == '-') {
+			fprintf(stderr, "tierctl: files: unknown argument '%s'\n", argv[i]);
+			return EXIT_USAGE;
+		}
+	}
+	if (stat(mnt, &st)) {
+		fprintf(stderr, "tierctl: %s: %s\n", mnt, strerror(errno));
+		return EXIT_NOT_TIERFS;
+	}
+	walk.dev = st.st_dev;
+	for (int i = 0; i <= argc; i++) {
+		const char *path = i < argc ? argv[i] : mnt;
+
+		if (i < argc && argv[i][0] == '-')
+			continue;
+		if (i == argc && nr_paths)
+			break;
+		nr_paths++;
+		if (nftw(path, take_file, 32, FTW_PHYS | FTW_MOUNT)) {
+			fprintf(stderr, "tierctl: files: %s: %s\n", path, strerror(errno));
+			ret = EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; i < walk.nr && !ret; i += CTL_FILES_MAX) {
+		size_t n = walk.nr - i < CTL_FILES_MAX ? walk.nr - i : CTL_FILES_MAX;
+
+		ret = ask_files(mnt, walk.rows + i, n, cache, sizeof(cache), tiers, &nr_tiers);
+	}
+	if (!ret) {
+		printf("%10s %10s", "RESIDENT", "ZERO");
+		for (unsigned int t = 0; t < nr_tiers; t++) {
+			size_t k;
+
+			for (k = 0; tiers[t][k] && k + 1 < sizeof(name); k++)
+				name[k] = (char)toupper((unsigned char)tiers[t][k]);
+			name[k] = '\0';
+			printf(" %10s", name);
+		}
+		printf(" %10s %10s FILE\n", "CACHED", "SIZE");
+	}
+	for (size_t i = 0; i < walk.nr && !ret; i++) {
+		struct file_row *r = &walk.rows[i];
+		char esc[4 * PATH_MAX];
+
+		r->has_cached = cached_pages(r->path, r->owner, r->size, &r->nr_cached);
+		if (!r->is_known) {
+			printf("%10s %10s", "-", "-");
+			for (unsigned int t = 0; t < nr_tiers; t++)
+				printf(" %10s", "-");
+		} else {
+			put_pages(r->nr_resident, is_raw);
+			put_pages(r->nr_filled, is_raw);
+			for (unsigned int t = 0; t < nr_tiers; t++)
+				put_pages(r->nr_swapped[t], is_raw);
+			total.nr_resident += r->nr_resident;
+			total.nr_filled += r->nr_filled;
+			for (unsigned int t = 0; t < nr_tiers; t++)
+				total.nr_swapped[t] += r->nr_swapped[t];
+		}
+		if (r->has_cached) {
+			put_pages(r->nr_cached, is_raw);
+			total.nr_cached += r->nr_cached;
+			total.has_cached = true;
+		} else {
+			printf(" %10s", "-");
+		}
+		total.size += r->size;
+		put_pages((r->size + 4095) / 4096, is_raw);
+		printf(" %s\n", ctl_escape(r->path, false, esc, sizeof(esc)));
+	}
+	if (!ret && walk.nr > 1) {
+		put_pages(total.nr_resident, is_raw);
+		put_pages(total.nr_filled, is_raw);
+		for (unsigned int t = 0; t < nr_tiers; t++)
+			put_pages(total.nr_swapped[t], is_raw);
+		if (total.has_cached)
+			put_pages(total.nr_cached, is_raw);
+		else
+			printf(" %10s", "-");
+		put_pages((total.size + 4095) / 4096, is_raw);
+		printf(" total\n");
+	}
+	/* The kernel's copy is memory too, and cache=never is how to be without it. */
+	if (!ret && total.nr_cached && strcmp(cache, "never")) {
+		char cached[32], held[32];
+
+		ctl_format_bytes(total.nr_cached * 4096, cached, sizeof(cached));
+		ctl_format_bytes(total.nr_resident * 4096, held, sizeof(held));
+		fprintf(stderr,
+			"tierctl: the kernel caches %s of these files beside the %s the daemon "
+			"holds (cache=%s); with cache=never it keeps no copy, and reads reach the "
+			"daemon each time\n",
+			cached, held, cache);
+	}
+	for (size_t i = 0; i < walk.nr; i++)
+		free(walk.rows[i].path);
+	free(walk.rows);
+	return ret;
+}
+
 /* A reply to stdout, but its "warning:" lines to stderr. */
 static void print_reply(const char *mnt)
 {
@@ -1063,6 +1332,13 @@ static const struct command commands[] = {
 		  "  requests, sizes in units; --bytes in bytes; --json one JSON object, for\n"
 		  "  scripts; --prometheus the Prometheus text format (node-exporter's textfile\n"
 		  "  collector), with --all every mount's in one.  Anyone may read them.\n" },
+	{ .name = "files",
+	  .run = cmd_files,
+	  .synopsis = "tierctl files MOUNTPOINT [PATH...] [--bytes]",
+	  .help = "  Each regular file under the PATHs (the whole mount by default): what the\n"
+		  "  daemon holds of it, resident, as zero (same-filled) pages and swapped to\n"
+		  "  each tier, what the kernel caches of it (as fincore), its size; a total.\n"
+		  "  Others see their own files and those anyone may read.\n" },
 	{ .name = "reclaim",
 	  .run = cmd_reclaim,
 	  .synopsis = "tierctl reclaim MOUNTPOINT SIZE|all [--bytes]",

@@ -166,6 +166,12 @@ struct tier_backend_ops {
 	 */
 	int (*check_path)(const char *path, struct stat *st, char *why, size_t why_len);
 
+	/*
+	 * Which of get_tiers()'s tiers holds the stored slot, 0 for the first
+	 * (a file's pages by tier, for tierctl files).  NULL: one tier.
+	 */
+	unsigned int (*tier_of)(struct tier_backend *b, uint64_t slot);
+
 	/* A chain (NULL elsewhere): its tiers' stats, up to max; returns how many. */
 	unsigned int (*get_tiers)(struct tier_backend *b, struct backend_tier_stats *out,
 				  unsigned int max);

@@ -25,6 +25,9 @@ struct ctl_server;
 #define CTL_REQUEST_MAX 4096
 #define CTL_REPLY_MAX (256 * 1024)
 
+/* Inode numbers in one "files" request: 20 digits and a space each fit. */
+#define CTL_FILES_MAX 180
+
 #define CTL_NAME_PREFIX "tierfs/"
 /* A client has this long to send its line, and again to read the reply. */
 #define CTL_IO_TIMEOUT_MS 2000

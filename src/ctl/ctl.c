@@ -372,6 +372,8 @@ int ctl_handle_counted(struct tierfs *fs, const struct ctl_counters *cc, const c
 		return ctl_stats(fs, cc, CTL_STATS_JSON, buf, size);
 	if (!strncmp(request, "stats prometheus ", 17) && request[17])
 		return ctl_stats_prometheus(fs, cc, request + 17, buf, size);
+	if (!strncmp(request, "files ", 6))
+		return ctl_files(fs, request + 6, peer_uid, buf, size);
 	if (!strncmp(request, "set", 3) && (request[3] == ' ' || !request[3])) {
 		if (!may_change(peer_uid))
 			return refuse(peer_uid, "set", buf, size);

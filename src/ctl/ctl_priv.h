@@ -102,6 +102,14 @@ int ctl_stats(struct tierfs *fs, const struct ctl_counters *cc, enum ctl_stats_f
 int ctl_stats_prometheus(struct tierfs *fs, const struct ctl_counters *cc, const char *mountpoint,
 			 char *buf, size_t size);
 
+/*
+ * "files INO...": for each inode number, a line "INO SIZE RESIDENT FILLED
+ * UNWRITTEN SWAPPED..." (pages; swapped by tier, as the "tiers" line
+ * names them), or "INO -" for no regular file peer_uid may see, after
+ * lines "cache MODE" and "tiers NAME...".  Returns 0 or -errno.
+ */
+int ctl_files(struct tierfs *fs, const char *args, uid_t peer_uid, char *buf, size_t size);
+
 /* ctl_handle(), with the server's counters in the stats when cc is set. */
 int ctl_handle_counted(struct tierfs *fs, const struct ctl_counters *cc, const char *request,
 		       uid_t peer_uid, char *buf, size_t size);

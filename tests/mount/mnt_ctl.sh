@@ -777,6 +777,55 @@ fake"*) fail "list: a mount point with a newline" "one escaped row" "$out" ;;
 	fusermount3 -u "$mnt"
 }
 
+# tierctl files: each file's pages where the test put them (resident,
+# zero, swapped to each tier of a chain), the kernel's cached copy as
+# fincore counts it, a total that is the daemon's own figure, one PATH,
+# and what another user sees.
+check_files() {
+	opts="size=1G,mem=8M,backend=zpool+file:${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test-files.swap.$$"
+	built_in files backend=zpool,backend=file || return
+	if ! "$tierfs" "$mnt" -o "$opts"; then
+		fail "files: mount" "status 0" "a failure"
+		return
+	fi
+	mkdir "$mnt/d"
+	head -c $((8 * MIB)) /dev/urandom >"$mnt/d/r"
+	head -c $((2 * MIB)) /dev/zero >"$mnt/z"
+	echo private >"$mnt/p"
+	chmod 600 "$mnt/p"
+	"$tierctl" reclaim "$mnt" all >/dev/null
+	cat "$mnt/d/r" >/dev/null
+	"$tierctl" reclaim "$mnt" all >/dev/null
+	out=$("$tierctl" files "$mnt" --bytes 2>"$work/files.err")
+	expect "files: exit 0" 0 $?
+	expect_line "files: the header names the chain's tiers" \
+		"^ +RESIDENT +ZERO +ZPOOL +FILE +CACHED +SIZE FILE$" "$out"
+	row=$(printf '%s\n' "$out" | grep " $mnt/d/r$")
+	set -- $row
+	expect "files: the random file all swapped, none resident" "0 $((8 * MIB))" \
+		"$1 $(($3 + $4))"
+	cached=$(fincore --bytes --noheadings -o RES "$mnt/d/r" 2>/dev/null | tr -d ' ')
+	expect "files: CACHED as fincore counts it" "${cached:-none}" "$5"
+	row=$(printf '%s\n' "$out" | grep " $mnt/z$")
+	set -- $row
+	expect "files: the zero file as zero pages" "$((2 * MIB))" "$2"
+	total=$(printf '%s\n' "$out" | grep ' total$')
+	set -- $total
+	expect "files: the total resident is the daemon's" "$(stat_of resident_bytes)" "$1"
+	expect_in "files: a word on the kernel's copy" "with cache=never it keeps no copy" \
+		"$(cat "$work/files.err")"
+	out=$("$tierctl" files "$mnt" "$mnt/d" 2>/dev/null)
+	expect "files PATH: that directory's files only" 2 "$(printf '%s\n' "$out" | wc -l)"
+	chmod 755 "$work"
+	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$tierctl" files "$mnt" 2>&1)
+	expect_line "files as nobody: another's readable file, no CACHED (the kernel would not say)" \
+		"^ +0 B +0 B +[0-9.]+ (B|[KM]iB) +[0-9.]+ (B|[KM]iB) +- +8\.0 MiB $mnt/d/r$" "$out"
+	expect_line "files as nobody: root's private file, nothing" \
+		"^ +- +- +- +- +- +4\.0 KiB $mnt/p$" "$out"
+	fusermount3 -u "$mnt"
+	rm -f "${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test-files.swap.$$"
+}
+
 # stats --prometheus: every line of the text format checked against it
 # (and by promtool where there is one), the figures the JSON's, a chain's
 # tiers as one family, windows and tenants as labels, base units, a HELP
@@ -924,6 +973,7 @@ EOF
 
 check_usage
 check_list
+check_files
 check_prometheus
 check_backend zpool "backend=zpool"
 check_backend file "backend=file:${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test-ctl.swap.$$"
