@@ -29,8 +29,9 @@ usage: resident.sh [--tierfs PATH] [--createloop PATH] [--nullfs PATH] [--size-m
   --files N          files in the create/stat/unlink loop (default 20000)
   --runtime S        seconds each fio job runs (default 10)
   --transports LIST  a tierfs mount for each transport= in LIST (default
-                     "classic uring", "classic" where the kernel has no FUSE
-                     over io_uring); the last one is the tierfs column;
+                     "uring classic", "classic" where the kernel has no FUSE
+                     over io_uring); the last one is the tierfs column, so
+                     by default the transport a mount gets by default;
                      uring-nopoll is transport=uring,ring_poll=0
   --nullfs PATH      also measure this nullfs binary (bench/nullfs.c), the FUSE
                      ceiling, and print tierfs/nullfs ratios
@@ -52,7 +53,7 @@ QUICK=0
 # Short measurements (dd, createloop) keep the best of REPEAT runs; fio jobs
 # run RUNTIME seconds each instead.
 REPEAT=3
-TRANSPORTS="classic uring"
+TRANSPORTS="uring classic"
 [ -e /sys/module/fuse/parameters/enable_uring ] || TRANSPORTS=classic
 
 while [ $# -gt 0 ]; do
