@@ -28,7 +28,9 @@ enum log_target {
  * Decide where messages will go, before the daemon daemonizes: open the
  * log file (appended to, made 0640), or for syslog check that /dev/log
  * answers, else take /dev/kmsg, else stderr, and say so in note ("" when
- * there is nothing to say).  Returns 0 or -errno of the file's open(2).
+ * there is nothing to say).  Messages still go to stderr until
+ * log_open(): what the mount's set-up says reaches its caller.  Returns 0
+ * or -errno of the file's open(2).
  */
 int log_prepare(enum log_target want, const char *path, bool foreground, char *note,
 		size_t note_len);

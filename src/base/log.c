@@ -17,7 +17,8 @@
 #include "tierfs/clock.h"
 #include "tierfs/log.h"
 
-static enum log_target target = LOG_TARGET_STDERR;
+/* stderr until log_open(): messages before the daemon detaches go there. */
+static enum log_target target = LOG_TARGET_STDERR, chosen = LOG_TARGET_STDERR;
 static int log_fd = -1; /* LOG_TARGET_FILE and LOG_TARGET_KMSG */
 static char ident[PATH_MAX + 8];
 static char fallback_note[160]; /* why syslog is not used, for the log itself */
@@ -53,7 +54,7 @@ int log_prepare(enum log_target want, const char *path, bool foreground, char *n
 	note[0] = '\0';
 	if (want == LOG_TARGET_DEFAULT)
 		want = foreground ? LOG_TARGET_STDERR : LOG_TARGET_SYSLOG;
-	target = want;
+	chosen = want;
 	if (want == LOG_TARGET_FILE) {
 		log_fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
 		return log_fd < 0 ? -errno : 0;
@@ -62,7 +63,7 @@ int log_prepare(enum log_target want, const char *path, bool foreground, char *n
 		return 0;
 	/* No syslog daemon: the kernel's ring (dmesg, the journal later), as systemd does. */
 	log_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
-	target = log_fd >= 0 ? LOG_TARGET_KMSG : LOG_TARGET_STDERR;
+	chosen = log_fd >= 0 ? LOG_TARGET_KMSG : LOG_TARGET_STDERR;
 	snprintf(fallback_note, sizeof(fallback_note),
 		 "log=syslog: no syslog at /dev/log (%s): logging to %s", strerror(err),
 		 log_fd >= 0 ? "/dev/kmsg" : "standard error");
@@ -72,13 +73,14 @@ int log_prepare(enum log_target want, const char *path, bool foreground, char *n
 
 bool log_keeps_stderr(void)
 {
-	return target == LOG_TARGET_STDERR;
+	return chosen == LOG_TARGET_STDERR;
 }
 
 void log_open(const char *mountpoint)
 {
 	/* The tag names the mount, so that a machine's many are told apart. */
 	snprintf(ident, sizeof(ident), "tierfs %s", mountpoint);
+	target = chosen;
 	if (target == LOG_TARGET_SYSLOG)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
 	if (fallback_note[0])
