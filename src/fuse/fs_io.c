@@ -324,21 +324,12 @@ void fs_op_lseek(fuse_req_t req, fuse_ino_t ino, off_t off, int whence, struct f
 		fuse_reply_lseek(req, (off_t)ret);
 }
 
-void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
-			   struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
-			   struct fuse_file_info *fi_out, size_t len, int flags)
-{
-	struct tierfs *fs = fs_of(req);
-	struct inode *src = fs_inode_of(fs, ino_in), *dst = fs_inode_of(fs, ino_out);
-	bool is_mode_changed = false;
-	ssize_t ret;
+/* The most one copy_file_range request copies: max_write, as a write's. */
+#define COPY_MAX_BYTES (1u << 20)
 
-	(void)fi_in;
-	if (flags) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	/* Two inode locks at once: in address order. */
+/* Two inode locks at once, src's for reading: in address order. */
+static void lock_pair(struct inode *src, struct inode *dst)
+{
 	if (src == dst) {
 		pthread_rwlock_wrlock(&dst->lock);
 	} else if (src < dst) {
@@ -348,23 +339,60 @@ void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
 		pthread_rwlock_wrlock(&dst->lock);
 		pthread_rwlock_rdlock(&src->lock);
 	}
-	/* libfuse leaves fi_out's flags 0: the kernel takes no O_APPEND destination. */
-	if ((dst->flags & FS_IMMUTABLE_FL) ||
-	    is_append_denied(dst, fi_out->flags, (uint64_t)off_out)) {
-		ret = -EPERM;
-	} else {
-		ret = data_copy(&fs->data, dst, (uint64_t)off_out, src, (uint64_t)off_in, len);
-		if (ret > 0) {
-			fs_now(&dst->mtime);
-			dst->ctime = dst->mtime;
-			is_mode_changed = suid_after_write(fs, req, dst);
-		}
-	}
+}
+
+static void unlock_pair(struct inode *src, struct inode *dst)
+{
 	if (src != dst)
 		pthread_rwlock_unlock(&src->lock);
 	pthread_rwlock_unlock(&dst->lock);
+}
+
+void fs_op_copy_file_range(fuse_req_t req, fuse_ino_t ino_in, off_t off_in,
+			   struct fuse_file_info *fi_in, fuse_ino_t ino_out, off_t off_out,
+			   struct fuse_file_info *fi_out, size_t len, int flags)
+{
+	struct tierfs *fs = fs_of(req);
+	struct inode *src = fs_inode_of(fs, ino_in), *dst = fs_inode_of(fs, ino_out);
+	struct data_room_wait room_wait = { 0 };
+	bool is_mode_changed = false;
+	ssize_t ret;
+
+	(void)fi_in;
+	if (flags) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	/*
+	 * The reclaimer can evict neither file while both are locked: a
+	 * request copies what a write would take at most, and the caller
+	 * asks again for the rest (copy_file_range may copy less).  As a
+	 * write, ENOSPC only when the mount is full: a copy that found no
+	 * room waits for it with the locks let go.
+	 */
+	if (len > COPY_MAX_BYTES)
+		len = COPY_MAX_BYTES;
+	do {
+		lock_pair(src, dst);
+		/* libfuse leaves fi_out's flags 0: the kernel takes no O_APPEND destination. */
+		if ((dst->flags & FS_IMMUTABLE_FL) ||
+		    is_append_denied(dst, fi_out->flags, (uint64_t)off_out)) {
+			ret = -EPERM;
+		} else {
+			ret = data_copy(&fs->data, dst, (uint64_t)off_out, src, (uint64_t)off_in,
+					len);
+			if (ret > 0) {
+				fs_now(&dst->mtime);
+				dst->ctime = dst->mtime;
+				is_mode_changed = suid_after_write(fs, req, dst);
+			}
+		}
+		unlock_pair(src, dst);
+	} while (ret == -ENOSPC && data_wait_room(&fs->data, &room_wait));
 	if (is_mode_changed)
 		fs_inval_attr(fs, ino_out);
+	if (ret == -ENOSPC)
+		atomic_fetch_add(&fs->counters.nr_enospc, 1);
 	if (ret < 0)
 		fuse_reply_err(req, (int)-ret);
 	else

@@ -31,13 +31,14 @@
 static const char zero_page[PAGE_SIZE] __attribute__((aligned(PAGE_SIZE)));
 
 /* One each: a shared one told the suppressed count of the other's message. */
-static struct log_ratelimit size_log, capacity_log, evict_log, load_log;
+static struct log_ratelimit size_log, full_log, load_log;
 
-/* An ENOSPC at the capacity that a caller gets, not one a write waits out. */
+/* An ENOSPC for want of room that a caller gets, not one a write waits out. */
 static void log_full(void)
 {
-	log_limited(&capacity_log, LOG_WARNING,
-		    "ENOSPC: the resident budget and the backend hold no more");
+	log_limited(&full_log, LOG_WARNING,
+		    "ENOSPC: no room: the resident budget and the backend hold no more, or "
+		    "nothing could be evicted");
 }
 
 /*
@@ -282,10 +283,9 @@ int64_t data_alloc_page(struct data_space *ds, struct inode *held, bool may_exce
 			atomic_fetch_add_explicit(&ds->swap.nr_budget_exceeded, 1,
 						  memory_order_relaxed);
 		} else {
+			/* Counted, not logged: as at the capacity, a write waits and tries again. */
 			atomic_fetch_add_explicit(&ds->swap.nr_budget_enospc, 1,
 						  memory_order_relaxed);
-			log_limited(&evict_log, LOG_WARNING,
-				    "ENOSPC: nothing could be evicted to make room for a write");
 			return -ENOSPC;
 		}
 	}

@@ -9,7 +9,8 @@
 # events; started in a 512 MiB cgroup with a swap file it takes 3.2 GiB
 # written from inside the cgroup.  An explicit mem= does not lift the
 # cgroup's bound, and a reader in the daemon's cgroup can read back more
-# than the limit.  Never killed by the OOM killer.
+# than the limit.  Never killed by the OOM killer.  copy_file_range under a
+# memlimit= waits for room as a write does.
 #
 # usage: mnt_limit.sh TIERFS TIERCTL
 # A backend the build left out is skipped.
@@ -178,6 +179,55 @@ check_shared_cgroup() {
 	rm -f "$work/ref"
 }
 
+# copy_file_range (cp's way to copy) under memlimit=64m: like a write, a
+# copy that finds no room waits for what the reclaimer makes (both files are
+# locked while it copies, so nothing of theirs can be evicted meanwhile),
+# and fails only when the mount is full.  Three copies of 128 MiB of text,
+# well inside what df shows.
+check_copy_range() {
+	n="copy_file_range under memlimit=64m"
+	if ! "$tierfs" "$mnt" -o memlimit=64m,size=2g,backend=zpool 2>/dev/null; then
+		fail "$n: mount" "status 0" "a failure"
+		return
+	fi
+	yes "tierfs copy_file_range test: a line that repeats" | head -c $((128 << 20)) >"$mnt/src"
+	for i in 1 2 3; do
+		out=$(python3 - "$mnt/src" "$mnt/dst$i" 2>&1 <<'EOF'
+import os, sys
+src = os.open(sys.argv[1], os.O_RDONLY)
+dst = os.open(sys.argv[2], os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+done = 0
+try:
+    while True:
+        n = os.copy_file_range(src, dst, 64 << 20)
+        if not n:
+            break
+        done += n
+    print("copied %d MiB" % (done >> 20))
+except OSError as e:
+    print("%s after %d MiB" % (e.strerror, done >> 20))
+EOF
+)
+		if [ "$out" = "copied 128 MiB" ]; then
+			ok "$n: copy $i whole"
+		else
+			fail "$n: copy $i" "copied 128 MiB" "$out (df: $(df -h "$mnt" | tail -n 1))"
+		fi
+	done
+	if cmp -s "$mnt/src" "$mnt/dst3"; then
+		ok "$n: the last copy reads back as the source"
+	else
+		fail "$n: the last copy" "the source's bytes" "a difference"
+	fi
+	nr_enospc=$(stat_of enospc)
+	if [ "$nr_enospc" = 0 ]; then
+		ok "$n: no request failed with ENOSPC"
+	else
+		fail "$n: requests that failed with ENOSPC" 0 "$nr_enospc"
+	fi
+	fusermount3 -u "$mnt"
+}
+
 check_backend zpool "backend=zpool" yes
 check_backend ramdisk "backend=ramdisk" yes
 check_backend file "backend=file:$work/swap,swapsize=1G" no
@@ -187,4 +237,5 @@ check_explicit_mem zpool
 check_explicit_mem ramdisk
 check_shared_cgroup zpool 1024
 check_shared_cgroup ramdisk 512
+check_copy_range
 finish
