@@ -802,15 +802,18 @@ static int cmd_stats_all(int argc, char **argv)
 	return ret;
 }
 
+/* Tiers a file's pages are told by: a chain's, with room. */
+#define FILES_MAX_TIERS 4
+
 /* One regular file of tierctl files, and what the daemon and the kernel hold of it. */
 struct file_row {
 	char *path;
 	uint64_t ino, size;
 	uid_t owner;
-	bool is_known; /* the daemon answered for it */
-	uint64_t nr_resident, nr_filled, nr_unwritten, nr_cached;
-	uint64_t nr_swapped[4];
-	bool has_cached; /* it could be opened and mapped */
+	bool is_known;	 /* the daemon answered for it */
+	bool has_cached; /* the kernel told its cached pages */
+	uint64_t nr_resident, nr_filled, nr_cached;
+	uint64_t nr_swapped[FILES_MAX_TIERS];
 };
 
 static struct {
@@ -842,6 +845,15 @@ static int take_file(const char *path, const struct stat *st, int type, struct F
 	return walk.rows[walk.nr++].path ? 0 : -1;
 }
 
+/* The regular files under path, this mount's only, into walk. */
+static int take_tree(const char *path)
+{
+	if (!nftw(path, take_file, 32, FTW_PHYS | FTW_MOUNT))
+		return 0;
+	fprintf(stderr, "tierctl: files: %s: %s\n", path, strerror(errno));
+	return -1;
+}
+
 /*
  * The kernel's cached pages of a file, as fincore counts them.  The kernel
  * tells them only to whoever owns the file or may write it (others are
@@ -850,9 +862,9 @@ static int take_file(const char *path, const struct stat *st, int type, struct F
  */
 static bool cached_pages(const char *path, uid_t owner, uint64_t size, uint64_t *nr)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	size_t nr_pages = (size_t)((size + (uint64_t)page - 1) / (uint64_t)page);
+	size_t nr_pages = (size_t)((size + PAGE_SIZE - 1) / PAGE_SIZE);
 	unsigned char *vec;
+	bool is_told;
 	void *map;
 	int fd;
 
@@ -871,22 +883,26 @@ static bool cached_pages(const char *path, uid_t owner, uint64_t size, uint64_t 
 	if (map == MAP_FAILED)
 		return false;
 	vec = malloc(nr_pages);
-	if (vec && !mincore(map, (size_t)size, vec))
-		for (size_t i = 0; i < nr_pages; i++)
-			*nr += vec[i] & 1;
+	is_told = vec && !mincore(map, (size_t)size, vec);
+	for (size_t i = 0; is_told && i < nr_pages; i++)
+		*nr += vec[i] & 1;
 	free(vec);
 	munmap(map, (size_t)size);
-	return vec != NULL;
+	return is_told;
 }
 
-/* The daemon's lines for rows[first..first+n): "INO SIZE RES FILLED UNWRITTEN SWAPPED...". */
+/*
+ * Ask the daemon about rows[0..n) ("files INO..."), and take its answer:
+ * the cache mode, the tiers' names, and a line a file, "INO SIZE RESIDENT
+ * FILLED SWAPPED..." in pages, "INO -" for one it does not show.
+ */
 static int ask_files(const char *mnt, struct file_row *rows, size_t n, char *cache,
-		     size_t cache_size, char tiers[][32], unsigned int *nr_tiers)
+		     char tiers[][32], unsigned int *nr_tiers)
 {
 	char request[CTL_REQUEST_MAX];
 	size_t len = (size_t)snprintf(request, sizeof(request), "files");
 	const char *line, *next;
-	int ret;
+	int ret, at;
 
 	for (size_t i = 0; i < n; i++)
 		len += (size_t)snprintf(request + len, sizeof(request) - len, " %" PRIu64,
@@ -895,58 +911,84 @@ static int ask_files(const char *mnt, struct file_row *rows, size_t n, char *cac
 	if (ret)
 		return ret;
 	for (line = reply; *line; line = next) {
-		uint64_t v[4 + 4] = { 0 }, ino;
-		int nr_read = 0, at;
+		uint64_t v[3 + FILES_MAX_TIERS], ino;
+		unsigned int nr_read = 0;
+		char text[512];
 		size_t i;
 
+		/* A line at a time: %s and %lu would read on past its end. */
 		next = line + strcspn(line, "\n");
+		snprintf(text, sizeof(text), "%.*s", (int)(next - line), line);
 		next += *next == '\n';
-		if (sscanf(line, "cache %31s", cache) == 1) {
-			cache[cache_size - 1] = '\0';
+		if (sscanf(text, "cache %31s", cache) == 1)
 			continue;
-		}
-		if (!strncmp(line, "tiers", 5)) {
+		if (!strncmp(text, "tiers", 5)) {
 			*nr_tiers = 0;
-			for (const char *p = line + 5; *p == ' ' && *nr_tiers < 4;) {
-				if (sscanf(p, " %31s%n", tiers[*nr_tiers], &at) != 1)
-					break;
+			for (const char *p = text + 5;
+			     *nr_tiers < FILES_MAX_TIERS &&
+			     sscanf(p, " %31s%n", tiers[*nr_tiers], &at) == 1;
+			     p += at)
 				(*nr_tiers)++;
-				p += at;
-			}
 			continue;
 		}
-		if (sscanf(line, "%" SCNu64 "%n", &ino, &at) != 1)
+		if (sscanf(text, "%" SCNu64 "%n", &ino, &at) != 1)
 			continue;
-		for (const char *p = line + at; nr_read < 8; nr_read++) {
-			int step;
-
-			if (sscanf(p, " %" SCNu64 "%n", &v[nr_read], &step) != 1)
-				break;
-			p += step;
-		}
+		for (const char *p = text + at;
+		     nr_read < 3 + *nr_tiers && sscanf(p, " %" SCNu64 "%n", &v[nr_read], &at) == 1;
+		     p += at)
+			nr_read++;
 		for (i = 0; i < n && (rows[i].ino != ino || rows[i].is_known); i++)
 			;
-		if (i == n || nr_read < 4)
-			continue;
+		if (i == n || nr_read < 3 + *nr_tiers)
+			continue; /* "INO -": not shown */
 		rows[i].is_known = true;
 		rows[i].nr_resident = v[1];
 		rows[i].nr_filled = v[2];
-		rows[i].nr_unwritten = v[3];
-		for (unsigned int t = 0; t < *nr_tiers && t < 4; t++)
-			rows[i].nr_swapped[t] = v[4 + t];
+		memcpy(rows[i].nr_swapped, v + 3, *nr_tiers * sizeof(v[0]));
 	}
 	return 0;
 }
 
-static void put_pages(uint64_t nr, bool is_raw)
+/* bytes in units, or as a number with is_raw; "-" when not known. */
+static void put_cell(bool is_known, uint64_t bytes, bool is_raw)
 {
-	char text[32];
+	char text[32] = "-";
 
-	if (is_raw)
-		snprintf(text, sizeof(text), "%" PRIu64, nr * 4096);
-	else
-		ctl_format_bytes(nr * 4096, text, sizeof(text));
+	if (is_known && is_raw)
+		snprintf(text, sizeof(text), "%" PRIu64, bytes);
+	else if (is_known)
+		ctl_format_bytes(bytes, text, sizeof(text));
 	printf(" %10s", text);
+}
+
+/* One line of tierctl files: a file's, or the total's. */
+static void put_file_row(const struct file_row *r, unsigned int nr_tiers, bool is_raw)
+{
+	char esc[4 * PATH_MAX];
+
+	put_cell(r->is_known, r->nr_resident * PAGE_SIZE, is_raw);
+	put_cell(r->is_known, r->nr_filled * PAGE_SIZE, is_raw);
+	for (unsigned int t = 0; t < nr_tiers; t++)
+		put_cell(r->is_known, r->nr_swapped[t] * PAGE_SIZE, is_raw);
+	put_cell(r->has_cached, r->nr_cached * PAGE_SIZE, is_raw);
+	put_cell(true, r->size, is_raw);
+	printf(" %s\n", ctl_escape(r->path, false, esc, sizeof(esc)));
+}
+
+/* Add what r tells of its file to the total. */
+static void add_file_row(struct file_row *total, const struct file_row *r)
+{
+	if (r->is_known) {
+		total->nr_resident += r->nr_resident;
+		total->nr_filled += r->nr_filled;
+		for (unsigned int t = 0; t < FILES_MAX_TIERS; t++)
+			total->nr_swapped[t] += r->nr_swapped[t];
+	}
+	if (r->has_cached) {
+		total->nr_cached += r->nr_cached;
+		total->has_cached = true;
+	}
+	total->size += r->size;
 }
 
 /*
@@ -956,17 +998,17 @@ static void put_pages(uint64_t nr, bool is_raw)
  */
 static int cmd_files(const char *mnt, int argc, char **argv)
 {
-	char cache[32] = "auto", tiers[4][32], name[40];
+	char cache[32] = "auto", tiers[FILES_MAX_TIERS][32], name[32];
+	struct file_row total = { .path = "total", .is_known = true };
 	unsigned int nr_tiers = 0;
-	bool is_raw = false;
-	struct file_row total = { .path = "total" };
-	struct stat st;
 	int nr_paths = 0, ret = 0;
+	bool is_raw = false;
+	struct stat st;
 
 	for (int i = 0; i < argc; i++) {
-		if (!strcmp(argv[i], "--bytes") || !strcmp(argv[i], "-b"))
+		if (!strcmp(argv[i], "--bytes") || !strcmp(argv[i], "-b")) {
 			is_raw = true;
-		else if (argv[i][0] == '-') {
+		} else if (argv[i][0] == '-') {
 			fprintf(stderr, "tierctl: files: unknown argument '%s'\n", argv[i]);
 			return EXIT_USAGE;
 		}
@@ -976,24 +1018,19 @@ static int cmd_files(const char *mnt, int argc, char **argv)
 		return EXIT_NOT_TIERFS;
 	}
 	walk.dev = st.st_dev;
-	for (int i = 0; i <= argc; i++) {
-		const char *path = i < argc ? argv[i] : mnt;
-
-		if (i < argc && argv[i][0] == '-')
+	/* The PATHs, or the whole mount. */
+	for (int i = 0; i < argc; i++) {
+		if (argv[i][0] == '-')
 			continue;
-		if (i == argc && nr_paths)
-			break;
 		nr_paths++;
-		if (nftw(path, take_file, 32, FTW_PHYS | FTW_MOUNT)) {
-			fprintf(stderr, "tierctl: files: %s: %s\n", path, strerror(errno));
-			ret = EXIT_USAGE;
-		}
+		ret = take_tree(argv[i]) ? EXIT_USAGE : ret;
 	}
-	for (size_t i = 0; i < walk.nr && !ret; i += CTL_FILES_MAX) {
-		size_t n = walk.nr - i < CTL_FILES_MAX ? walk.nr - i : CTL_FILES_MAX;
-
-		ret = ask_files(mnt, walk.rows + i, n, cache, sizeof(cache), tiers, &nr_tiers);
-	}
+	if (!nr_paths)
+		ret = take_tree(mnt) ? EXIT_USAGE : ret;
+	for (size_t i = 0; i < walk.nr && !ret; i += CTL_FILES_MAX)
+		ret = ask_files(mnt, walk.rows + i,
+				walk.nr - i < CTL_FILES_MAX ? walk.nr - i : CTL_FILES_MAX, cache,
+				tiers, &nr_tiers);
 	if (!ret) {
 		printf("%10s %10s", "RESIDENT", "ZERO");
 		for (unsigned int t = 0; t < nr_tiers; t++) {
@@ -1005,55 +1042,22 @@ static int cmd_files(const char *mnt, int argc, char **argv)
 			printf(" %10s", name);
 		}
 		printf(" %10s %10s FILE\n", "CACHED", "SIZE");
-	}
-	for (size_t i = 0; i < walk.nr && !ret; i++) {
-		struct file_row *r = &walk.rows[i];
-		char esc[4 * PATH_MAX];
+		for (size_t i = 0; i < walk.nr; i++) {
+			struct file_row *r = &walk.rows[i];
 
-		r->has_cached = cached_pages(r->path, r->owner, r->size, &r->nr_cached);
-		if (!r->is_known) {
-			printf("%10s %10s", "-", "-");
-			for (unsigned int t = 0; t < nr_tiers; t++)
-				printf(" %10s", "-");
-		} else {
-			put_pages(r->nr_resident, is_raw);
-			put_pages(r->nr_filled, is_raw);
-			for (unsigned int t = 0; t < nr_tiers; t++)
-				put_pages(r->nr_swapped[t], is_raw);
-			total.nr_resident += r->nr_resident;
-			total.nr_filled += r->nr_filled;
-			for (unsigned int t = 0; t < nr_tiers; t++)
-				total.nr_swapped[t] += r->nr_swapped[t];
+			r->has_cached = cached_pages(r->path, r->owner, r->size, &r->nr_cached);
+			put_file_row(r, nr_tiers, is_raw);
+			add_file_row(&total, r);
 		}
-		if (r->has_cached) {
-			put_pages(r->nr_cached, is_raw);
-			total.nr_cached += r->nr_cached;
-			total.has_cached = true;
-		} else {
-			printf(" %10s", "-");
-		}
-		total.size += r->size;
-		put_pages((r->size + 4095) / 4096, is_raw);
-		printf(" %s\n", ctl_escape(r->path, false, esc, sizeof(esc)));
-	}
-	if (!ret && walk.nr > 1) {
-		put_pages(total.nr_resident, is_raw);
-		put_pages(total.nr_filled, is_raw);
-		for (unsigned int t = 0; t < nr_tiers; t++)
-			put_pages(total.nr_swapped[t], is_raw);
-		if (total.has_cached)
-			put_pages(total.nr_cached, is_raw);
-		else
-			printf(" %10s", "-");
-		put_pages((total.size + 4095) / 4096, is_raw);
-		printf(" total\n");
+		if (walk.nr > 1)
+			put_file_row(&total, nr_tiers, is_raw);
 	}
 	/* The kernel's copy is memory too, and cache=never is how to be without it. */
 	if (!ret && total.nr_cached && strcmp(cache, "never")) {
 		char cached[32], held[32];
 
-		ctl_format_bytes(total.nr_cached * 4096, cached, sizeof(cached));
-		ctl_format_bytes(total.nr_resident * 4096, held, sizeof(held));
+		ctl_format_bytes(total.nr_cached * PAGE_SIZE, cached, sizeof(cached));
+		ctl_format_bytes(total.nr_resident * PAGE_SIZE, held, sizeof(held));
 		fprintf(stderr,
 			"tierctl: the kernel caches %s of these files beside the %s the daemon "
 			"holds (cache=%s); with cache=never it keeps no copy, and reads reach the "

@@ -15,8 +15,6 @@
 #include "tierfs/backend.h"
 #include "tierfs/tierfs.h"
 
-struct tierfs;
-
 /* What the server let in and turned away, shown in the stats. */
 struct ctl_counters {
 	atomic_uint_fast64_t nr_connections;   /* accepted and served */
@@ -104,7 +102,7 @@ int ctl_stats_prometheus(struct tierfs *fs, const struct ctl_counters *cc, const
 
 /*
  * "files INO...": for each inode number, a line "INO SIZE RESIDENT FILLED
- * UNWRITTEN SWAPPED..." (pages; swapped by tier, as the "tiers" line
+ * SWAPPED..." (pages; swapped by tier, as the "tiers" line
  * names them), or "INO -" for no regular file peer_uid may see, after
  * lines "cache MODE" and "tiers NAME...".  Returns 0 or -errno.
  */

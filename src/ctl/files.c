@@ -2,7 +2,7 @@
 /*
  * "files INO...": where each file's pages are, for tierctl files (what
  * fincore is for the kernel's page cache): resident in the daemon, held as
- * a repeated word, fallocated and unwritten, or swapped, by tier.
+ * a repeated word, or swapped, by tier.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -24,7 +24,7 @@ struct file_pages {
 	uint64_t ino;
 	unsigned int order; /* its place in the request */
 	bool is_found;
-	uint64_t size, nr_resident, nr_filled, nr_unwritten;
+	uint64_t size, nr_resident, nr_filled;
 	uint64_t nr_swapped[BACKEND_MAX_TIERS];
 };
 
@@ -66,10 +66,8 @@ static void count_pages(struct tierfs *fs, struct inode *inode, struct file_page
 			f->nr_resident++;
 			break;
 		case PAGEMAP_KIND_FILLED:
-			if (pagemap_is_unwritten(entry))
-				f->nr_unwritten++;
-			else
-				f->nr_filled++;
+			/* Fallocated and never written holds nothing: not shown. */
+			f->nr_filled += !pagemap_is_unwritten(entry);
 			break;
 		case PAGEMAP_KIND_SWAPPED: {
 			unsigned int t =
@@ -147,8 +145,8 @@ int ctl_files(struct tierfs *fs, const char *args, uid_t peer_uid, char *buf, si
 			ctl_put(buf, size, &len, "%" PRIu64 " -\n", f->ino);
 			continue;
 		}
-		ctl_put(buf, size, &len, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64,
-			f->ino, f->size, f->nr_resident, f->nr_filled, f->nr_unwritten);
+		ctl_put(buf, size, &len, "%" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64, f->ino,
+			f->size, f->nr_resident, f->nr_filled);
 		for (unsigned int t = 0; t < nr_tiers; t++)
 			ctl_put(buf, size, &len, " %" PRIu64, f->nr_swapped[t]);
 		ctl_put(buf, size, &len, "\n");

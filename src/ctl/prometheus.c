@@ -289,32 +289,31 @@ static const struct {
 	  "Readahead windows opened, by size in pages" },
 };
 
-static bool is_labelled(const struct stat_item *it)
+/* Which of labelled[] item is a value of, or -1. */
+static int labelled_of(const struct stat_item *it)
 {
 	for (size_t l = 0; it->group && l < sizeof(labelled) / sizeof(labelled[0]); l++)
 		if (!strcmp(it->group, labelled[l].group) &&
 		    !strncmp(it->key, labelled[l].key_prefix, strlen(labelled[l].key_prefix)))
-			return true;
-	return false;
+			return (int)l;
+	return -1;
 }
 
 static void put_labelled(const struct stat_item *it, int n, const char *mountpoint, char *buf,
 			 size_t size, size_t *len)
 {
 	for (size_t l = 0; l < sizeof(labelled) / sizeof(labelled[0]); l++) {
-		size_t prefix_len = strlen(labelled[l].key_prefix);
 		bool has_family = false;
 
 		for (int i = 0; i < n; i++) {
-			if (!it[i].group || strcmp(it[i].group, labelled[l].group) ||
-			    strncmp(it[i].key, labelled[l].key_prefix, prefix_len))
+			if (labelled_of(&it[i]) != (int)l)
 				continue;
 			if (!has_family)
 				put_family(labelled[l].name, labelled[l].help, true, buf, size,
 					   len);
 			has_family = true;
 			put_sample(labelled[l].name, &it[i], AS_IS, mountpoint, labelled[l].label,
-				   it[i].key + prefix_len, buf, size, len);
+				   it[i].key + strlen(labelled[l].key_prefix), buf, size, len);
 		}
 	}
 }
@@ -371,7 +370,7 @@ int ctl_stats_prometheus(struct tierfs *fs, const struct ctl_counters *cc, const
 		const struct prom_meta *m = meta_of(&it[i]), undocumented = { .help = help };
 		bool is_first = true;
 
-		if (it[i].unit == UNIT_STRING || is_labelled(&it[i]) || (m && !m->help))
+		if (it[i].unit == UNIT_STRING || labelled_of(&it[i]) >= 0 || (m && !m->help))
 			continue;
 		if (!m) {
 			snprintf(help, sizeof(help), "tierctl stats %s%s%s (undocumented)",

@@ -820,8 +820,8 @@ check_files() {
 	out=$(setpriv --reuid=65534 --regid=65534 --clear-groups "$tierctl" files "$mnt" 2>&1)
 	expect_line "files as nobody: another's readable file, no CACHED (the kernel would not say)" \
 		"^ +0 B +0 B +[0-9.]+ (B|[KM]iB) +[0-9.]+ (B|[KM]iB) +- +8\.0 MiB $mnt/d/r$" "$out"
-	expect_line "files as nobody: root's private file, nothing" \
-		"^ +- +- +- +- +- +4\.0 KiB $mnt/p$" "$out"
+	expect_line "files as nobody: root's private file, nothing but its size" \
+		"^ +- +- +- +- +- +8 B $mnt/p$" "$out"
 	fusermount3 -u "$mnt"
 	rm -f "${TIERFS_SWAP_DIR:-/var/tmp}/tierfs-test-files.swap.$$"
 }
