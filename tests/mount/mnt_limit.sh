@@ -179,14 +179,21 @@ check_shared_cgroup() {
 	rm -f "$work/ref"
 }
 
-# copy_file_range (cp's way to copy) under memlimit=160m (the ring takes 32 MiB of it): like a write, a
+# copy_file_range (cp's way to copy) under memlimit=64m: like a write, a
 # copy that finds no room waits for what the reclaimer makes (both files are
 # locked while it copies, so nothing of theirs can be evicted meanwhile),
 # and fails only when the mount is full.  Three copies of 128 MiB of text,
-# well inside what df shows.
+# well inside what df shows.  Before, copies failed here at 23 to 59 % of
+# df; at 160m they did not.  Over the ring, whose buffers take 32 MiB of
+# the limit, 64m leaves too little for the source's own write.
 check_copy_range() {
-	n="copy_file_range under memlimit=160m"
-	if ! "$tierfs" "$mnt" -o memlimit=160m,size=2g,backend=zpool 2>/dev/null; then
+	n="copy_file_range under memlimit=64m"
+	if [ "${TIERFS_TEST_TRANSPORT:-}" = uring ]; then
+		nr_skipped=$((nr_skipped + 1))
+		echo "skip - $n: over the ring 64m is too little (its buffers take 32 MiB)"
+		return
+	fi
+	if ! "$tierfs" "$mnt" -o memlimit=64m,size=2g,backend=zpool 2>/dev/null; then
 		fail "$n: mount" "status 0" "a failure"
 		return
 	fi
